@@ -1,0 +1,261 @@
+"""The declaration API: tables, streams, bindings and access types.
+
+Modelled on Apache Flink's Streaming Ledger::
+
+    ledger = StreamingLedger.create("bank")
+    accounts = ledger.declare_state("accounts")
+    ledger.using_stream("deposits").apply(deposit).on(
+        accounts, lambda e: e["account_id"], "account", AccessType.ADD)
+
+Declaration errors are raised as `DeclarationError` as soon as they can be seen: a wrong bind
+name, an unknown table or a non-callable key function at `.on(...)`; a parameter of the function
+that no binding fills when the stream's declaration is complete (the next declaration, or the
+first run, whichever comes first).
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+TransactionFn = Callable[..., None]
+KeyFn = Callable[[Any], Any]
+
+_NAME = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
+_RESERVED_PREFIX = "ledger_"
+_VALUE_TYPES = (int, str, dict)
+_KEY_TYPES = (str, int)
+
+
+class DeclarationError(ValueError):
+    """A ledger declaration that cannot run; the message names the problem."""
+
+
+class AccessType(Enum):
+    """How a transaction may touch a bound row (DESIGN.md, point 5)."""
+
+    READ = "read"
+    WRITE = "write"
+    READ_WRITE = "read_write"
+    ADD = "add"
+
+    @property
+    def reads(self) -> bool:
+        return self in (AccessType.READ, AccessType.READ_WRITE)
+
+    @property
+    def writes(self) -> bool:
+        return self in (AccessType.WRITE, AccessType.READ_WRITE)
+
+
+@dataclass(frozen=True)
+class Table:
+    """A declared table: keys of `key_type` mapping to values of `value_type`."""
+
+    ledger: str
+    name: str
+    key_type: type
+    value_type: type
+
+
+@dataclass(frozen=True)
+class Binding:
+    """One row a stream's transaction touches: `key_fn(event)` names the key in `table`."""
+
+    table: Table
+    key_fn: KeyFn
+    name: str
+    access: AccessType
+
+
+@dataclass(frozen=True)
+class Stream:
+    """A declared stream: its transaction function and the rows it binds, in declaration order."""
+
+    name: str
+    fn: TransactionFn
+    bindings: tuple[Binding, ...]
+
+
+def _check_name(kind: str, name: object) -> str:
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise DeclarationError(
+            f"{kind} name {name!r} must be lower case letters, digits and '_', "
+            "starting with a letter, at most 63 characters"
+        )
+    if name.startswith(_RESERVED_PREFIX):
+        raise DeclarationError(f"{kind} name {name!r} may not start with {_RESERVED_PREFIX!r}")
+    return name
+
+
+class StreamingLedger:
+    """A set of tables and the streams whose transactions read and write them."""
+
+    def __init__(self, name: str) -> None:
+        self.name = _check_name("ledger", name)
+        self._tables: dict[str, Table] = {}
+        self._streams: dict[str, _StreamDeclaration] = {}
+
+    @classmethod
+    def create(cls, name: str) -> StreamingLedger:
+        return cls(name)
+
+    # -- declarations -----------------------------------------------------------------------
+
+    def declare_state(
+        self, name: str, key_type: type = str, value_type: type = int
+    ) -> Table:
+        """Declare a table; `value_type` is `int` (int64), `str` or `dict` (a JSON object)."""
+        self._complete_pending()
+        _check_name("table", name)
+        if name in self._tables:
+            raise DeclarationError(f"table {name!r} is declared twice")
+        if key_type not in _KEY_TYPES:
+            raise DeclarationError(f"table {name!r}: key_type must be str or int, not {key_type!r}")
+        if value_type not in _VALUE_TYPES:
+            raise DeclarationError(
+                f"table {name!r}: value_type must be int, str or dict, not {value_type!r}"
+            )
+        table = Table(self.name, name, key_type, value_type)
+        self._tables[name] = table
+        return table
+
+    def using_stream(self, stream_name: str) -> _StreamStart:
+        """Start declaring the transaction that events of `stream_name` run."""
+        self._complete_pending()
+        _check_name("stream", stream_name)
+        if stream_name in self._streams:
+            raise DeclarationError(f"stream {stream_name!r} is declared twice")
+        return _StreamStart(self, stream_name)
+
+    # -- queries ----------------------------------------------------------------------------
+
+    @property
+    def tables(self) -> dict[str, Table]:
+        return dict(self._tables)
+
+    @property
+    def streams(self) -> dict[str, Stream]:
+        """The complete stream declarations; raises `DeclarationError` if one is incomplete."""
+        self._complete_pending()
+        return {name: decl.stream() for name, decl in self._streams.items()}
+
+    def check(self) -> None:
+        """Raise `DeclarationError` unless every declaration is complete and consistent."""
+        self._complete_pending()
+        if not self._streams:
+            raise DeclarationError(f"ledger {self.name!r} declares no stream")
+
+    def _complete_pending(self) -> None:
+        for decl in self._streams.values():
+            decl.check_complete()
+
+    def _register(self, decl: _StreamDeclaration) -> None:
+        self._streams[decl.name] = decl
+
+    def _resolve_table(self, table: Table | str) -> Table:
+        name = table.name if isinstance(table, Table) else table
+        found = self._tables.get(name) if isinstance(name, str) else None
+        if found is None or (isinstance(table, Table) and table != found):
+            raise DeclarationError(f"unknown table {table!r} in ledger {self.name!r}")
+        return found
+
+
+class _StreamStart:
+    def __init__(self, ledger: StreamingLedger, name: str) -> None:
+        self._ledger = ledger
+        self._name = name
+
+    def apply(self, fn: TransactionFn) -> _StreamDeclaration:
+        if not callable(fn):
+            raise DeclarationError(f"stream {self._name!r}: transaction function is not callable")
+        decl = _StreamDeclaration(self._ledger, self._name, fn)
+        self._ledger._register(decl)
+        return decl
+
+
+class _StreamDeclaration:
+    """A stream being declared; `.on(...)` adds one binding and returns the declaration."""
+
+    def __init__(self, ledger: StreamingLedger, name: str, fn: TransactionFn) -> None:
+        self._ledger = ledger
+        self.name = name
+        self._fn = fn
+        self._bindings: list[Binding] = []
+        self._params = _keyword_parameters(name, fn)
+
+    def on(
+        self, table: Table | str, key_fn: KeyFn, bind_name: str, access: AccessType
+    ) -> _StreamDeclaration:
+        where = f"stream {self.name!r}, binding {bind_name!r}"
+        resolved = self._ledger._resolve_table(table)
+        if not callable(key_fn):
+            raise DeclarationError(f"{where}: key function {key_fn!r} is not callable")
+        if not isinstance(bind_name, str) or not bind_name.isidentifier():
+            raise DeclarationError(f"{where}: bind name must be a Python identifier")
+        if bind_name in ("event", "ctx"):
+            raise DeclarationError(f"{where}: bind name may not be 'event' or 'ctx'")
+        if any(b.name == bind_name for b in self._bindings):
+            raise DeclarationError(f"{where}: bind name is used twice")
+        if not isinstance(access, AccessType):
+            raise DeclarationError(f"{where}: access must be an AccessType, not {access!r}")
+        if access is AccessType.ADD and resolved.value_type is not int:
+            raise DeclarationError(
+                f"{where}: ADD needs an int table, {resolved.name!r} holds {resolved.value_type}"
+            )
+        if not self._params.accepts(bind_name):
+            raise DeclarationError(
+                f"{where}: the transaction function {_fn_name(self._fn)} has no parameter "
+                f"{bind_name!r}"
+            )
+        self._bindings.append(Binding(resolved, key_fn, bind_name, access))
+        return self
+
+    def check_complete(self) -> None:
+        bound = {b.name for b in self._bindings}
+        missing = sorted(self._params.required - bound)
+        if missing:
+            raise DeclarationError(
+                f"stream {self.name!r}: parameter(s) {', '.join(missing)} of "
+                f"{_fn_name(self._fn)} have no binding"
+            )
+
+    def stream(self) -> Stream:
+        return Stream(self.name, self._fn, tuple(self._bindings))
+
+
+def _fn_name(fn: Callable[..., Any]) -> str:
+    return getattr(fn, "__qualname__", repr(fn))
+
+
+@dataclass(frozen=True)
+class _Params:
+    """The row parameters of `fn(event, ctx, **rows)`."""
+
+    required: frozenset[str]
+    optional: frozenset[str]
+    takes_any: bool
+
+    def accepts(self, name: str) -> bool:
+        return self.takes_any or name in self.required or name in self.optional
+
+
+def _keyword_parameters(stream: str, fn: TransactionFn) -> _Params:
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError) as exc:
+        raise DeclarationError(f"stream {stream!r}: cannot inspect {fn!r}: {exc}") from exc
+    params = list(signature.parameters.values())
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(positional) < 2 and not any(p.kind is p.VAR_POSITIONAL for p in params):
+        raise DeclarationError(f"stream {stream!r}: {_fn_name(fn)} must take (event, ctx, **rows)")
+    rows = positional[2:] + [p for p in params if p.kind is p.KEYWORD_ONLY]
+    return _Params(
+        required=frozenset(p.name for p in rows if p.default is p.empty),
+        optional=frozenset(p.name for p in rows if p.default is not p.empty),
+        takes_any=any(p.kind is p.VAR_KEYWORD for p in params),
+    )

@@ -1,0 +1,1 @@
+"""Applications built on the ledger; `bank` is the seed use case."""

@@ -1,0 +1,118 @@
+"""The seed use case: accounts and an asset ledger, moved by deposits and transfers.
+
+Tables: `accounts` (account id -> balance) and `asset_ledger` (asset entry id -> amount), both
+integer minor units. Streams:
+
+- `deposits`: `{"account_id", "asset_id", "amount", "asset_amount"}` credits both rows.
+- `transfers`: `{"source_account_id", "target_account_id", "source_asset_id",
+  "target_asset_id", "amount", "asset_amount", "min_balance"}` moves `amount` between accounts
+  and `asset_amount` between asset entries, only if the source balance exceeds both
+  `min_balance` (default 0) and `amount`, and the source asset exceeds `asset_amount`. It always
+  emits a result: `SUCCESS` with the new balances, or `REJECT` with the unchanged ones.
+- `balance_lookups`: `{"account_id"}` emits the balance, read-only.
+
+Amounts must be positive integers; anything else aborts the event with a reason. A self-transfer
+binds one row twice; the bindings share one buffer, so it nets to zero instead of creating money
+as Flink's serial runtime would. Deposits and asset credits are ADDs: they never read the row, so
+a runner need not order them against each other.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ledger_engine.api import AccessType, StreamingLedger
+from ledger_engine.transaction import Context, StateAccess
+from ledger_engine.values import is_int
+
+SUCCESS = "SUCCESS"
+REJECT = "REJECT"
+
+
+def _positive_amount(event: dict[str, Any], field: str, ctx: Context) -> int:
+    value = event.get(field)
+    if not is_int(value) or value <= 0:
+        ctx.abort(f"{field} must be a positive integer, got {value!r}")
+    return value
+
+
+def deposit(event: dict[str, Any], ctx: Context, account: StateAccess, asset: StateAccess) -> None:
+    """Credit the account and the asset entry named by the deposit."""
+    account.add(_positive_amount(event, "amount", ctx))
+    asset.add(_positive_amount(event, "asset_amount", ctx))
+
+
+def transfer(
+    event: dict[str, Any],
+    ctx: Context,
+    source_account: StateAccess,
+    target_account: StateAccess,
+    source_asset: StateAccess,
+    target_asset: StateAccess,
+) -> None:
+    """Move money and assets from source to target if the source can afford it."""
+    amount = _positive_amount(event, "amount", ctx)
+    asset_amount = _positive_amount(event, "asset_amount", ctx)
+    min_balance = event.get("min_balance", 0)
+    if not is_int(min_balance):
+        ctx.abort(f"min_balance must be an integer, got {min_balance!r}")
+    balance = source_account.read_or(0)
+    asset_value = source_asset.read_or(0)
+    if balance > min_balance and balance > amount and asset_value > asset_amount:
+        source_account.write(balance - amount)
+        target_account.write(target_account.read_or(0) + amount)
+        source_asset.write(asset_value - asset_amount)
+        target_asset.add(asset_amount)
+        status = SUCCESS
+    else:
+        status = REJECT
+    ctx.emit(
+        {
+            "status": status,
+            "source_account_id": event["source_account_id"],
+            "target_account_id": event["target_account_id"],
+            "source_balance": source_account.read_or(0),
+            "target_balance": target_account.read_or(0),
+        }
+    )
+
+
+def balance_lookup(event: dict[str, Any], ctx: Context, account: StateAccess) -> None:
+    """Emit the account's balance (0 for an account never credited)."""
+    ctx.emit({"account_id": event["account_id"], "balance": account.read_or(0)})
+
+
+def _field(name: str):
+    def key(event: dict[str, Any]) -> Any:
+        return event[name]
+
+    key.__qualname__ = f"field[{name}]"
+    return key
+
+
+def build_ledger() -> StreamingLedger:
+    """The bank ledger: tables, streams and their bindings."""
+    ledger = StreamingLedger.create("bank")
+    accounts = ledger.declare_state("accounts", key_type=str, value_type=int)
+    assets = ledger.declare_state("asset_ledger", key_type=str, value_type=int)
+    (
+        ledger.using_stream("deposits")
+        .apply(deposit)
+        .on(accounts, _field("account_id"), "account", AccessType.ADD)
+        .on(assets, _field("asset_id"), "asset", AccessType.ADD)
+    )
+    (
+        ledger.using_stream("transfers")
+        .apply(transfer)
+        .on(accounts, _field("source_account_id"), "source_account", AccessType.READ_WRITE)
+        .on(accounts, _field("target_account_id"), "target_account", AccessType.READ_WRITE)
+        .on(assets, _field("source_asset_id"), "source_asset", AccessType.READ_WRITE)
+        .on(assets, _field("target_asset_id"), "target_asset", AccessType.ADD)
+    )
+    (
+        ledger.using_stream("balance_lookups")
+        .apply(balance_lookup)
+        .on(accounts, _field("account_id"), "account", AccessType.READ)
+    )
+    ledger.check()
+    return ledger

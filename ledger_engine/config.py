@@ -1,0 +1,61 @@
+"""Every setting of the platform, read from environment variables in one typed place.
+
+| variable | default | meaning |
+| --- | --- | --- |
+| `LEDGER_DATABASE_URL` | unset: embedded PostgreSQL | SQLAlchemy URL of the system of record |
+| `LEDGER_DATA_DIR` | `<project>/var` | root of every folder below |
+| `LEDGER_INBOX` | `$LEDGER_DATA_DIR/inbox` | where event files land (`*.jsonl`) |
+| `LEDGER_CHECKPOINT` | `$LEDGER_DATA_DIR/checkpoint` | Structured Streaming checkpoint |
+| `LEDGER_PGDATA` | `$LEDGER_DATA_DIR/pgdata` | embedded PostgreSQL's data folder |
+| `LEDGER_REPORTS` | `$LEDGER_DATA_DIR/reports` | audit reports and Data Docs |
+| `LEDGER_SPARK_MASTER` | `local[*]` | Spark master URL (`spark://host:7077` for a cluster) |
+| `LEDGER_FILES_PER_BATCH` | `4` | event files per micro-batch |
+| `LEDGER_APP` | `ledger_engine.apps.bank:build_ledger` | `module:function` that builds the ledger |
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The platform's configuration; build it with `Settings.from_env()`."""
+
+    database_url: str | None
+    data_dir: Path
+    inbox: Path
+    checkpoint: Path
+    pgdata: Path
+    reports: Path
+    spark_master: str
+    files_per_batch: int
+    app: str
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
+        data_dir = Path(env.get("LEDGER_DATA_DIR", PROJECT_ROOT / "var")).resolve()
+        files_per_batch = int(env.get("LEDGER_FILES_PER_BATCH", "4"))
+        if files_per_batch < 1:
+            raise ValueError(f"LEDGER_FILES_PER_BATCH must be >= 1, got {files_per_batch}")
+        return cls(
+            database_url=env.get("LEDGER_DATABASE_URL") or None,
+            data_dir=data_dir,
+            inbox=Path(env.get("LEDGER_INBOX", data_dir / "inbox")).resolve(),
+            checkpoint=Path(env.get("LEDGER_CHECKPOINT", data_dir / "checkpoint")).resolve(),
+            pgdata=Path(env.get("LEDGER_PGDATA", data_dir / "pgdata")).resolve(),
+            reports=Path(env.get("LEDGER_REPORTS", data_dir / "reports")).resolve(),
+            spark_master=env.get("LEDGER_SPARK_MASTER", "local[*]"),
+            files_per_batch=files_per_batch,
+            app=env.get("LEDGER_APP", "ledger_engine.apps.bank:build_ledger"),
+        )
+
+    def with_overrides(self, **changes: object) -> Settings:
+        """A copy with some fields replaced (used by command-line flags)."""
+        return replace(self, **changes)

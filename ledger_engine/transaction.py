@@ -1,0 +1,214 @@
+"""Running one event's transaction against the rows it binds.
+
+`execute` is the single place where transaction semantics live (DESIGN.md, points 3 to 7):
+key resolution, one buffer per (table, key), access enforcement, abort, and the rejection
+reasons. Runners differ only in where rows come from and in which order events are fed in.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ledger_engine.api import AccessType, Stream, Table
+from ledger_engine.model import (
+    ABORTED,
+    ACCESS_VIOLATION,
+    BAD_KEY,
+    FUNCTION_ERROR,
+    TYPE_ERROR,
+    Change,
+    Event,
+    Rejection,
+    Result,
+)
+from ledger_engine.values import Problem, int64_problem, is_int, json_problem, key_problem
+from ledger_engine.values import value_problem as _value_problem
+
+RowKey = tuple[str, Any]
+ReadRow = Callable[[Table, Any], Any]
+
+
+@dataclass(frozen=True)
+class Applied:
+    """A transaction that committed: its row writes (in binding order) and its results."""
+
+    changes: tuple[Change, ...]
+    results: tuple[Result, ...]
+
+
+class _Stop(BaseException):
+    """Unwinds a transaction function after abort or a violation.
+
+    A BaseException, so that a function's own `except Exception` does not swallow it; even if a
+    function catches it, the failure recorded on the context still rejects the transaction.
+    """
+
+
+class Context:
+    """The transaction's handle for emitting results and aborting."""
+
+    __slots__ = ("_failure", "_results")
+
+    def __init__(self) -> None:
+        self._results: list[Any] = []
+        self._failure: Problem | None = None
+
+    def emit(self, payload: Any) -> None:
+        """Emit a result event (any JSON value); discarded if the transaction does not commit."""
+        problem = json_problem(payload, "emitted result")
+        if problem is not None:
+            self.fail(problem)
+        self._results.append(copy.deepcopy(payload))
+
+    def abort(self, detail: str = "") -> None:
+        """Discard this transaction's writes and results; the event is rejected as `aborted`."""
+        self.fail(Problem(ABORTED, str(detail)))
+
+    def fail(self, problem: Problem) -> None:
+        if self._failure is None:
+            self._failure = problem
+        raise _Stop
+
+
+class _Row:
+    """The one buffer of a (table, key) that all bindings of a transaction share."""
+
+    __slots__ = ("before", "key", "table", "value", "written")
+
+    def __init__(self, table: Table, key: Any, before: Any) -> None:
+        self.table = table
+        self.key = key
+        self.before = before
+        self.value = before
+        self.written = False
+
+
+class StateAccess:
+    """A binding's view of its row: `read`, `read_or`, `write`, `delete`, `add`.
+
+    Each method checks the binding's access type; a violation rejects the transaction.
+    """
+
+    __slots__ = ("_access", "_ctx", "_name", "_row")
+
+    def __init__(self, row: _Row, access: AccessType, ctx: Context, name: str) -> None:
+        self._row = row
+        self._access = access
+        self._ctx = ctx
+        self._name = name
+
+    def read(self) -> Any:
+        """The row's current value, or `None` if it does not exist."""
+        self._require(self._access.reads, "read")
+        return copy.deepcopy(self._row.value)
+
+    def read_or(self, default: Any) -> Any:
+        """The row's current value, or `default` if it does not exist."""
+        value = self.read()
+        return default if value is None else value
+
+    def write(self, value: Any) -> None:
+        """Set the row's value; `None` deletes the row."""
+        self._require(self._access.writes, "write")
+        self._store(value)
+
+    def delete(self) -> None:
+        """Remove the row."""
+        self._require(self._access.writes, "delete")
+        self._store(None)
+
+    def add(self, delta: int) -> None:
+        """Add an integer delta to the row (a missing row counts as 0) without reading it."""
+        self._require(self._access in (AccessType.ADD, AccessType.READ_WRITE), "add")
+        where = f"delta added through {self._name!r}"
+        if not is_int(delta):
+            kind = type(delta).__name__
+            self._ctx.fail(Problem(TYPE_ERROR, f"{where} must be an int, got {kind}"))
+        current = 0 if self._row.value is None else self._row.value
+        total = current + delta
+        problem = int64_problem(total, f"{self._row.table.name}[{self._row.key!r}]")
+        if problem is not None:
+            self._ctx.fail(problem)
+        self._row.value = total
+        self._row.written = True
+
+    def _store(self, value: Any) -> None:
+        table = self._row.table
+        problem = _value_problem(value, table.value_type, f"value written through {self._name!r}")
+        if problem is not None:
+            self._ctx.fail(problem)
+        self._row.value = copy.deepcopy(value)
+        self._row.written = True
+
+    def _require(self, allowed: bool, operation: str) -> None:
+        if not allowed:
+            self._ctx.fail(
+                Problem(
+                    ACCESS_VIOLATION,
+                    f"{operation} through {self._name!r}, bound as {self._access.name}",
+                )
+            )
+
+
+def resolve_keys(stream: Stream, payload: Any) -> list[Any] | Problem:
+    """The key of every binding of `stream` for `payload`, or the problem that rejects it."""
+    keys: list[Any] = []
+    for binding in stream.bindings:
+        where = f"key of {binding.name!r}"
+        try:
+            key = binding.key_fn(payload)
+        except Exception as exc:
+            return Problem(BAD_KEY, f"{where}: {type(exc).__name__}: {exc}")
+        if key is None:
+            return Problem(BAD_KEY, f"{where} is None")
+        problem = key_problem(key, binding.table.key_type, where)
+        if problem is not None:
+            return problem
+        keys.append(key)
+    return keys
+
+
+def execute(
+    stream: Stream, event: Event, keys: list[Any], read_row: ReadRow
+) -> Applied | Rejection:
+    """Run `event`'s transaction; `keys` come from `resolve_keys`, rows from `read_row`.
+
+    Nothing is written anywhere: the caller applies the returned changes to its state.
+    """
+    assert len(keys) == len(stream.bindings), "one key per binding"
+    rows: dict[RowKey, _Row] = {}
+    ctx = Context()
+    accesses: dict[str, StateAccess] = {}
+    for binding, key in zip(stream.bindings, keys, strict=True):
+        row_key = (binding.table.name, key)
+        row = rows.get(row_key)
+        if row is None:
+            row = rows[row_key] = _Row(binding.table, key, read_row(binding.table, key))
+        accesses[binding.name] = StateAccess(row, binding.access, ctx, binding.name)
+
+    payload = copy.deepcopy(event.payload)
+    try:
+        stream.fn(payload, ctx, **accesses)
+    except _Stop:
+        pass
+    except Exception as exc:
+        if ctx._failure is None:
+            ctx._failure = Problem(FUNCTION_ERROR, f"{type(exc).__name__}: {exc}")
+    failure = ctx._failure
+    if failure is not None:
+        reason = failure.reason
+        if reason == FUNCTION_ERROR:
+            # The contract spells the reason as `function_error: <ExceptionType>: <message>`.
+            reason = f"{FUNCTION_ERROR}: {failure.detail}"
+        return Rejection(event.stream, event.request_id, reason, failure.detail)
+
+    changes = tuple(
+        Change(event.request_id, row.table.name, row.key, row.before, row.value)
+        for row in rows.values()
+        if row.written
+    )
+    results = tuple(Result(event.stream, event.request_id, p) for p in ctx._results)
+    return Applied(changes, results)
