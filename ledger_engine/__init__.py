@@ -6,7 +6,7 @@ from ledger_engine.serial import run_serial
 from ledger_engine.transaction import Context, StateAccess
 
 
-def run_spark(spark, ledger, events, state=None, known_requests=None):  # noqa: ANN001, ANN201
+def run_spark(spark, ledger, events, state=None, known_requests=None):
     """Run `events` on Spark; the result equals `run_serial`'s (see `ledger_engine.spark`)."""
     from ledger_engine.spark.runner import run_spark as _run_spark
 

@@ -106,9 +106,7 @@ class StreamingLedger:
 
     # -- declarations -----------------------------------------------------------------------
 
-    def declare_state(
-        self, name: str, key_type: type = str, value_type: type = int
-    ) -> Table:
+    def declare_state(self, name: str, key_type: type = str, value_type: type = int) -> Table:
         """Declare a table; `value_type` is `int` (int64), `str` or `dict` (a JSON object)."""
         self._complete_pending()
         _check_name("table", name)
@@ -155,6 +153,8 @@ class StreamingLedger:
             decl.check_complete()
 
     def _register(self, decl: _StreamDeclaration) -> None:
+        if decl.name in self._streams:
+            raise DeclarationError(f"stream {decl.name!r} is declared twice")
         self._streams[decl.name] = decl
 
     def _resolve_table(self, table: Table | str) -> Table:

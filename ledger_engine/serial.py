@@ -21,9 +21,20 @@ from ledger_engine.model import (
     RunResult,
 )
 from ledger_engine.transaction import Applied, execute, resolve_keys
-from ledger_engine.values import Problem, json_problem, key_problem, value_problem
+from ledger_engine.values import (
+    Problem,
+    json_problem,
+    key_problem,
+    storable_text,
+    value_problem,
+)
 
 State = dict[str, dict[Any, Any]]
+
+
+def valid_request_id(request_id: Any) -> bool:
+    """A request id is a non-empty string PostgreSQL can store."""
+    return isinstance(request_id, str) and bool(request_id) and storable_text(request_id)
 
 
 def admit(
@@ -35,7 +46,7 @@ def admit(
     rejected here, so that a retry of a rejected event is a duplicate too.
     """
     rid = event.request_id
-    if not isinstance(rid, str) or not rid or "\x00" in rid:
+    if not valid_request_id(rid):
         return Rejection(event.stream, rid, INVALID_EVENT, "request_id must be a non-empty string")
     fingerprint = event.fingerprint()
     first = seen.get(rid)

@@ -124,6 +124,10 @@ class StateAccess:
         """Add an integer delta to the row (a missing row counts as 0) without reading it."""
         self._require(self._access in (AccessType.ADD, AccessType.READ_WRITE), "add")
         where = f"delta added through {self._name!r}"
+        table = self._row.table
+        if table.value_type is not int:
+            kind = table.value_type.__name__
+            self._ctx.fail(Problem(TYPE_ERROR, f"{where}: {table.name!r} holds {kind}, not int"))
         if not is_int(delta):
             kind = type(delta).__name__
             self._ctx.fail(Problem(TYPE_ERROR, f"{where} must be an int, got {kind}"))

@@ -20,6 +20,17 @@ class Problem:
     detail: str
 
 
+def storable_text(text: str) -> bool:
+    """PostgreSQL text holds no NUL and only valid UTF-8 (no lone surrogates)."""
+    if "\x00" in text:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def is_int(value: Any) -> bool:
     """True for Python ints that are not bools (bool is an int subclass, but not money)."""
     return isinstance(value, int) and not isinstance(value, bool)
@@ -42,14 +53,14 @@ def json_problem(value: Any, what: str) -> Problem | None:
             if not math.isfinite(item):
                 return Problem(TYPE_ERROR, f"{where} is {item}, which JSON cannot hold")
         elif isinstance(item, str):
-            if "\x00" in item:
-                return Problem(TYPE_ERROR, f"{where} contains a NUL character")
+            if not storable_text(item):
+                return Problem(TYPE_ERROR, f"{where} contains a NUL or a lone surrogate")
         elif isinstance(item, dict):
             for key, inner in item.items():
                 if not isinstance(key, str):
                     return Problem(TYPE_ERROR, f"{where} has a non-string key {key!r}")
-                if "\x00" in key:
-                    return Problem(TYPE_ERROR, f"{where} has a key with a NUL character")
+                if not storable_text(key):
+                    return Problem(TYPE_ERROR, f"{where} has a key with a NUL or a lone surrogate")
                 stack.append((inner, f"{where}.{key}"))
         elif isinstance(item, list | tuple):
             stack.extend((inner, f"{where}[{i}]") for i, inner in enumerate(item))
@@ -66,8 +77,8 @@ def key_problem(key: Any, key_type: type, what: str) -> Problem | None:
         return int64_problem(key, what)
     if not isinstance(key, str):
         return Problem(TYPE_ERROR, f"{what} must be a str, got {type(key).__name__}")
-    if "\x00" in key:
-        return Problem(TYPE_ERROR, f"{what} contains a NUL character")
+    if not storable_text(key):
+        return Problem(TYPE_ERROR, f"{what} contains a NUL or a lone surrogate")
     return None
 
 

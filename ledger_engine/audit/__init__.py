@@ -1,0 +1,1 @@
+"""Proving the system of record intact: Merkle snapshots, Great Expectations, reports."""

@@ -1,0 +1,20 @@
+"""Connecting to the system of record: `LEDGER_DATABASE_URL`, or the embedded server."""
+
+from __future__ import annotations
+
+from sqlalchemy import Engine, create_engine
+
+from ledger_engine.config import Settings
+from ledger_engine.store.embedded import start_embedded, to_sqlalchemy_url
+
+
+def database_url(settings: Settings, *, keep_embedded_running: bool = True) -> str:
+    """The SQLAlchemy URL of the system of record, starting the embedded server if needed."""
+    if settings.database_url:
+        return to_sqlalchemy_url(settings.database_url)
+    return start_embedded(settings.pgdata, keep_running=keep_embedded_running)
+
+
+def connect(url: str) -> Engine:
+    """An engine for `url`; connections are checked before use, since the server may restart."""
+    return create_engine(url, pool_pre_ping=True, future=True)

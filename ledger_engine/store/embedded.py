@@ -1,0 +1,38 @@
+"""The embedded PostgreSQL used when no `LEDGER_DATABASE_URL` is given.
+
+`pgserver` ships a real PostgreSQL 16; it is started in a data folder of the project, listens
+only on a Unix socket there, and keeps its data between commands.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pgserver
+
+
+def start_embedded(pgdata: Path, *, keep_running: bool) -> str:
+    """Start (or reuse) the server in `pgdata` and return its SQLAlchemy URL.
+
+    With `keep_running`, the server outlives this process so that later commands and `psql` can
+    reach it (`ledger db stop` stops it); otherwise it stops when this process exits.
+    """
+    pgdata.mkdir(parents=True, exist_ok=True)
+    server = pgserver.get_server(pgdata, cleanup_mode=None if keep_running else "stop")
+    return to_sqlalchemy_url(server.get_uri())
+
+
+def stop_embedded(pgdata: Path) -> bool:
+    """Stop the embedded server in `pgdata` if one runs there; True if one was running."""
+    if not (pgdata / "postmaster.pid").exists():
+        return False
+    # A handle in "stop" mode stops the server when its last handle (this one) is released.
+    pgserver.get_server(pgdata, cleanup_mode="stop").cleanup()
+    return True
+
+
+def to_sqlalchemy_url(uri: str) -> str:
+    """`postgresql://...` as SQLAlchemy's psycopg2 URL."""
+    if uri.startswith("postgresql://"):
+        return "postgresql+psycopg2://" + uri.removeprefix("postgresql://")
+    return uri
