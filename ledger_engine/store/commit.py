@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,9 +74,26 @@ def commit_batch(engine: Engine, ledger: StreamingLedger, batch: BatchRecord) ->
     return CommitReport(batch.batch_id, True, batch_hash, roots)
 
 
-def batch_row_hash(row: dict[str, Any]) -> str:
-    """The hash of a batch row's recorded fields, chained through `prev_hash`."""
-    return canonical_hash(row)
+# The fields of a batch row that its hash covers; `prev_hash` chains it to the batch before.
+HASHED_FIELDS = (
+    "batch_id",
+    "ledger",
+    "input_fingerprint",
+    "input_files",
+    "events_ingested",
+    "applied",
+    "rejected",
+    "duplicates",
+    "changes",
+    "results",
+    "merkle_roots",
+    "prev_hash",
+)
+
+
+def batch_row_hash(row: Mapping[str, Any]) -> str:
+    """The hash of a batch row's recorded fields (`HASHED_FIELDS`)."""
+    return canonical_hash({name: row[name] for name in HASHED_FIELDS})
 
 
 def _check_follows_last(conn: Connection, batch_id: int) -> str:
@@ -264,6 +282,7 @@ def _insert_batch_row(
         "merkle_roots": roots,
         "prev_hash": prev_hash,
     }
+    assert set(row) == set(HASHED_FIELDS)
     assert row["events_ingested"] == row["applied"] + row["rejected"] + row["duplicates"]
     batch_hash = batch_row_hash(row)
     conn.execute(

@@ -18,3 +18,12 @@ def database_url(settings: Settings, *, keep_embedded_running: bool = True) -> s
 def connect(url: str) -> Engine:
     """An engine for `url`; connections are checked before use, since the server may restart."""
     return create_engine(url, pool_pre_ping=True, future=True)
+
+
+def open_store(settings: Settings, *, keep_embedded_running: bool = True) -> Engine:
+    """Connect to the system of record and bring its schema up to date."""
+    from ledger_engine.store.migrations import migrate
+
+    engine = connect(database_url(settings, keep_embedded_running=keep_embedded_running))
+    migrate(engine)
+    return engine

@@ -1,0 +1,225 @@
+"""The `ledger` command: demo, generate, run, audit, balance, psql and db."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from sqlalchemy import text
+
+from ledger_engine.config import Settings
+from ledger_engine.model import Event
+
+console = Console()
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+    )
+
+
+def cmd_generate(settings: Settings, args: argparse.Namespace) -> int:
+    """Write sample bank events into the inbox."""
+    files, count = _generate(settings, args.events, args.accounts, args.seed, args.tag)
+    console.print(f"wrote {count} events in {len(files)} files to {settings.inbox}")
+    return 0
+
+
+def _generate(
+    settings: Settings, events: int, accounts: int, seed: int, tag: str | None
+) -> tuple[list, int]:
+    from ledger_engine.apps.bank_events import generate_events, write_event_files
+
+    # A run tag keeps file names and request ids of separate demo runs apart.
+    tag = tag or datetime.now(UTC).strftime("%Y%m%d%H%M%S")
+    generated = [
+        Event(
+            e.stream,
+            f"{tag}-{e.request_id}" if isinstance(e.request_id, str) else e.request_id,
+            e.payload,
+        )
+        for e in generate_events(events, accounts=accounts, seed=seed)
+    ]
+    files = write_event_files(generated, settings.inbox, events_per_file=1000, prefix=f"demo-{tag}")
+    return files, len(generated)
+
+
+def _run(settings: Settings, expected_events: int | None = None):
+    from ledger_engine.pipeline import run_pipeline
+
+    with _progress() as progress:
+        task = progress.add_task("micro-batches: events committed", total=expected_events)
+
+        def on_batch(summary) -> None:
+            progress.advance(task, summary.ingested)
+            progress.update(task, description=f"micro-batch {summary.batch_id}: events committed")
+
+        report = run_pipeline(settings, on_batch=on_batch)
+    return report
+
+
+def _print_run(report) -> None:
+    table = Table(title="Pipeline run")
+    for column in ("batches", "ingested", "applied", "rejected", "duplicate", "wall s"):
+        table.add_column(column, justify="right")
+    committed = [b for b in report.batches if b.committed]
+    table.add_row(
+        str(len(committed)),
+        str(report.total("ingested")),
+        str(report.total("applied")),
+        str(report.total("rejected")),
+        str(report.total("duplicates")),
+        f"{report.wall_seconds:.1f}",
+    )
+    console.print(table)
+
+
+def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
+    """Process every event file that has landed in the inbox."""
+    _print_run(_run(settings))
+    return 0
+
+
+def _audit(settings: Settings):
+    from ledger_engine.audit.runner import run_audits
+
+    with console.status("running audits: Merkle snapshots, hash chain, Great Expectations"):
+        return run_audits(settings)
+
+
+def _print_audit(report, page) -> None:
+    table = Table(title="Audits")
+    table.add_column("suite")
+    table.add_column("check")
+    table.add_column("outcome")
+    table.add_column("first finding")
+    for check in report.checks:
+        outcome = "[green]passed" if check.passed else "[red]FAILED"
+        table.add_row(check.suite, check.name, outcome, check.findings[0] if check.findings else "")
+    console.print(table)
+    console.print(f"audit report: {page}")
+    links = {c.link for c in report.checks if c.link}
+    for link in sorted(links):
+        console.print(f"Great Expectations Data Docs: {link}")
+
+
+def cmd_audit(settings: Settings, args: argparse.Namespace) -> int:
+    """Run every audit; exit 1 if any check fails."""
+    report, page = _audit(settings)
+    _print_audit(report, page)
+    return 0 if report.passed else 1
+
+
+def cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
+    """Generate sample events, run the pipeline, run the audits, print a summary."""
+    started = time.perf_counter()
+    files, count = _generate(settings, args.events, args.accounts, args.seed, None)
+    console.print(f"generated {count} bank events in {len(files)} files in {settings.inbox}")
+    run_report = _run(settings, expected_events=count)
+    _print_run(run_report)
+    audit_report, page = _audit(settings)
+    _print_audit(audit_report, page)
+    console.print(f"demo finished in {time.perf_counter() - started:.1f} s")
+    console.print(
+        "query balances: ledger balance acct-000001, or "
+        "ledger psql -c 'SELECT * FROM reconciled_balances LIMIT 10'"
+    )
+    return 0 if audit_report.passed else 1
+
+
+def cmd_balance(settings: Settings, args: argparse.Namespace) -> int:
+    """Print one account's reconciled balance."""
+    from ledger_engine.store.database import open_store
+
+    with open_store(settings).connect() as conn:
+        row = conn.execute(
+            text("SELECT balance, last_batch_id FROM reconciled_balances WHERE account_id = :a"),
+            {"a": args.account},
+        ).first()
+    if row is None:
+        console.print(f"no account {args.account!r}")
+        return 1
+    console.print(f"{args.account}: {row.balance} (last changed in batch {row.last_batch_id})")
+    return 0
+
+
+def cmd_psql(settings: Settings, args: argparse.Namespace) -> int:
+    """Open psql (the one shipped with the embedded server) on the system of record."""
+    from pgserver.postgres_server import POSTGRES_BIN_PATH
+
+    from ledger_engine.store.database import database_url
+
+    url = database_url(settings).replace("postgresql+psycopg2://", "postgresql://")
+    psql = str(POSTGRES_BIN_PATH / "psql")
+    os.execv(psql, [psql, url, *args.psql_args])
+    return 0  # not reached
+
+
+def cmd_db(settings: Settings, args: argparse.Namespace) -> int:
+    """`ledger db url` prints the database URL; `ledger db stop` stops the embedded server."""
+    from ledger_engine.store.database import database_url
+    from ledger_engine.store.embedded import stop_embedded
+
+    if args.action == "url":
+        console.print(database_url(settings), soft_wrap=True)
+    elif settings.database_url:
+        console.print("LEDGER_DATABASE_URL is set: no embedded server to stop")
+    else:
+        stopped = stop_embedded(settings.pgdata)
+        console.print("stopped" if stopped else "not running")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ledger", description=__doc__)
+    parser.add_argument("--spark-master", help="Spark master URL (default: LEDGER_SPARK_MASTER)")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def sample_options(p: argparse.ArgumentParser, events: int) -> None:
+        p.add_argument("--events", type=int, default=events, help="number of events")
+        p.add_argument("--accounts", type=int, default=1000, help="number of accounts")
+        p.add_argument("--seed", type=int, default=7, help="random seed")
+
+    demo = commands.add_parser("demo", help=cmd_demo.__doc__)
+    sample_options(demo, 20_000)
+    demo.set_defaults(handler=cmd_demo)
+    generate = commands.add_parser("generate", help=cmd_generate.__doc__)
+    sample_options(generate, 10_000)
+    generate.add_argument("--tag", help="run tag for file names and request ids")
+    generate.set_defaults(handler=cmd_generate)
+    commands.add_parser("run", help=cmd_run.__doc__).set_defaults(handler=cmd_run)
+    commands.add_parser("audit", help=cmd_audit.__doc__).set_defaults(handler=cmd_audit)
+    balance = commands.add_parser("balance", help=cmd_balance.__doc__)
+    balance.add_argument("account")
+    balance.set_defaults(handler=cmd_balance)
+    psql = commands.add_parser("psql", help=cmd_psql.__doc__)
+    psql.add_argument("psql_args", nargs=argparse.REMAINDER)
+    psql.set_defaults(handler=cmd_psql)
+    db = commands.add_parser("db", help=cmd_db.__doc__)
+    db.add_argument("action", choices=["url", "stop"])
+    db.set_defaults(handler=cmd_db)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    settings = Settings.from_env()
+    if args.spark_master:
+        settings = settings.with_overrides(spark_master=args.spark_master)
+    return args.handler(settings, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

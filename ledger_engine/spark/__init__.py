@@ -1,0 +1,1 @@
+"""Running the ledger on Spark: the session, the runner, and the Structured Streaming job."""
