@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 from pyspark.sql import SparkSession
 from sqlalchemy import Engine
@@ -26,6 +27,7 @@ from ledger_engine.batch import (
 )
 from ledger_engine.config import Settings
 from ledger_engine.ingest import ingest_files, input_fingerprint
+from ledger_engine.model import RunResult
 from ledger_engine.spark.runner import run_spark
 from ledger_engine.spark.session import build_session
 from ledger_engine.spark.streaming import run_available_batches
@@ -58,28 +60,35 @@ class PipelineReport:
         return sum(getattr(b, name) for b in self.batches if b.committed)
 
 
+Runner = Callable[..., RunResult]
+
+
 def process_batch(
-    spark: SparkSession,
+    run: Runner,
     ledger: StreamingLedger,
     engine: Engine,
     batch_id: int,
     files: list[tuple[str, bytes]],
 ) -> BatchSummary:
-    """Order, execute and commit one micro-batch of landed files."""
+    """Order, execute and commit one micro-batch of landed files.
+
+    `run(ledger, events, state, known_requests)` executes the events: `run_serial`, or
+    `run_spark` bound to a session.
+    """
     started = time.perf_counter()
     lines = ingest_files(files)
     events = runnable_events(lines)
     with engine.connect() as conn:
         state = load_rows(conn, ledger, touched_keys(ledger, events))
         known = known_requests(conn, (e.request_id for e in events))
-    run = run_spark(spark, ledger, events, state, known)
+    result = run(ledger, events, state, known)
     executed = time.perf_counter()
     record = BatchRecord(
         batch_id=batch_id,
         ledger=ledger.name,
         input_files=tuple(sorted(name for name, _ in files)),
         input_fingerprint=input_fingerprint(files),
-        outcomes=line_outcomes(lines, run),
+        outcomes=line_outcomes(lines, result),
         execute_seconds=executed - started,
     )
     report = commit_batch(engine, ledger, record)
@@ -114,7 +123,7 @@ def run_pipeline(
     report = PipelineReport()
 
     def handle(batch_id: int, files: list[tuple[str, bytes]]) -> None:
-        summary = process_batch(session, ledger, engine, batch_id, files)
+        summary = process_batch(partial(run_spark, session), ledger, engine, batch_id, files)
         report.batches.append(summary)
         if on_batch is not None:
             on_batch(summary)

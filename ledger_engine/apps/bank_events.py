@@ -3,8 +3,9 @@
 `generate_events` builds a workload in memory: one opening deposit per account, then a mix of
 transfers (about 80%), balance lookups (about 10%) and further deposits (about 10%). A share of
 the events is faulty the way real feeds are (a negative, zero, fractional or textual amount, a
-missing field or request id, a stream name nobody declared), and a share are client retries
-that reuse an earlier request id, mostly with the same payload and sometimes with another one.
+missing field, a null account id, a missing request id, a stream name nobody declared), and a
+share are client retries that reuse an earlier request id, mostly with the same payload and
+sometimes with another one.
 
 `write_event_files` lands the events as JSON-lines files in an inbox folder, one envelope
 `{"stream", "request_id", "payload"}` per line (see `event_to_line`). Each file appears
@@ -60,9 +61,14 @@ def generate_events(
 
     The first `min(count, accounts)` events are opening deposits, one per account in order.
     The rest are transfers, balance lookups and deposits between random accounts (a source may
-    equal its target). Of all `count` events, about `bad_fraction` are faulty and about
-    `duplicate_fraction` reuse an earlier request id; both are placed only after the opening
-    deposits, so there are none when `count <= accounts`.
+    equal its target). `round(bad_fraction * count)` events are faulty, each with a fresh
+    request id, so the bank ledger rejects exactly those; `round(duplicate_fraction * count)`
+    reuse the request id of one of the 200 events before them (a retry, or in one case of five
+    a changed payload). Both kinds are placed at random positions after the opening deposits,
+    so there are fewer (none when `count <= accounts`) if those positions run out.
+
+    Raises `ValueError` for a negative `count`, `accounts < 1`, or fractions outside [0, 1]
+    or summing to more than 1.
     """
     if count < 0:
         raise ValueError(f"count must be >= 0, got {count}")
@@ -221,7 +227,9 @@ def _spoil(rng: random.Random, event: Event) -> Event:
 
 def _retry(rng: random.Random, events: list[Event]) -> Event:
     """A client retry of a recent event: same request id, usually the same payload."""
-    recent = [e for e in events[-_RETRY_WINDOW:] if isinstance(e.request_id, str)]
+    recent = [e for e in events[-_RETRY_WINDOW:] if isinstance(e.request_id, str)] or [
+        e for e in events if isinstance(e.request_id, str)
+    ]
     first = rng.choice(recent)
     if rng.random() >= _DIFFERENT_PAYLOAD_SHARE or not isinstance(first.payload, dict):
         return Event(first.stream, first.request_id, first.payload)

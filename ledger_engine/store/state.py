@@ -15,6 +15,7 @@ from psycopg2 import sql
 from sqlalchemy import Connection, text
 
 from ledger_engine.api import StreamingLedger, Table
+from ledger_engine.serial import valid_request_id
 
 _SQL_VALUE_TYPE = {int: "bigint", str: "text", dict: "jsonb"}
 _SQL_KEY_TYPE = {int: "bigint", str: "text"}
@@ -87,7 +88,7 @@ def snapshot_rows(conn: Connection, table: Table, batch_size: int = 10_000) -> I
 
 def known_requests(conn: Connection, request_ids: Iterable[str]) -> dict[str, str]:
     """Fingerprints of the given request ids that earlier batches executed."""
-    ids = list({rid for rid in request_ids if isinstance(rid, str)})
+    ids = list({rid for rid in request_ids if valid_request_id(rid)})
     if not ids:
         return {}
     rows = conn.execute(

@@ -1,0 +1,187 @@
+"""A micro-batch commits exactly once, in one transaction, and never over changed state."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from sqlalchemy import Engine, text
+
+from ledger_engine.apps.bank import build_ledger
+from ledger_engine.pipeline import process_batch
+from ledger_engine.serial import run_serial
+from ledger_engine.store.commit import CommitRefused
+
+LEDGER = build_ledger()
+
+
+def line(stream: str, request_id: str | None, **payload: object) -> str:
+    return json.dumps({"stream": stream, "request_id": request_id, "payload": payload})
+
+
+def deposit(rid: str, account: str, amount: int) -> str:
+    return line(
+        "deposits",
+        rid,
+        account_id=account,
+        asset_id=f"asset-{account}",
+        amount=amount,
+        asset_amount=amount // 10 or 1,
+    )
+
+
+def transfer(rid: str, source: str, target: str, amount: int) -> str:
+    return line(
+        "transfers",
+        rid,
+        source_account_id=source,
+        target_account_id=target,
+        source_asset_id=f"asset-{source}",
+        target_asset_id=f"asset-{target}",
+        amount=amount,
+        asset_amount=1,
+    )
+
+
+def files(*lines: str, name: str = "events-000001.jsonl") -> list[tuple[str, bytes]]:
+    return [(name, ("\n".join(lines) + "\n").encode())]
+
+
+def commit(engine: Engine, batch_id: int, batch: list[tuple[str, bytes]]):
+    return process_batch(run_serial, LEDGER, engine, batch_id, batch)
+
+
+def table(engine: Engine, query: str) -> list[tuple]:
+    with engine.connect() as conn:
+        return [tuple(r) for r in conn.execute(text(query))]
+
+
+def test_a_batch_writes_state_log_results_rejections_and_its_batch_row(engine: Engine) -> None:
+    batch = files(
+        deposit("d1", "alice", 100),
+        transfer("t1", "alice", "bob", 30),
+        line("balance_lookups", "l1", account_id="bob"),
+        deposit("d1", "alice", 100),  # a retry: duplicate
+        b"{not json".decode(),
+        line("withdrawals", "w1", account_id="alice"),
+    )
+    summary = commit(engine, 0, batch)
+    assert (summary.ingested, summary.applied, summary.rejected, summary.duplicates) == (6, 3, 2, 1)
+    assert table(engine, "SELECT key, value FROM accounts ORDER BY key") == [
+        ("alice", 70),
+        ("bob", 30),
+    ]
+    assert table(
+        engine,
+        "SELECT position, table_name, key, before, after FROM ledger_change_log"
+        " WHERE table_name = 'accounts' ORDER BY position, seq",
+    ) == [
+        (0, "accounts", "alice", None, 100),
+        (1, "accounts", "alice", 100, 70),
+        (1, "accounts", "bob", None, 30),
+    ]
+    assert table(
+        engine,
+        "SELECT request_id, payload->>'balance' FROM ledger_results"
+        " WHERE stream = 'balance_lookups'",
+    ) == [("l1", "30")]
+    assert table(
+        engine,
+        "SELECT position, reason, convert_from(raw_input, 'UTF8')"
+        " FROM ledger_rejections ORDER BY position",
+    ) == [
+        (4, "invalid_event", "{not json"),
+        (5, "invalid_event", line("withdrawals", "w1", account_id="alice")),
+    ]
+    assert table(engine, "SELECT request_id, kind FROM ledger_duplicates") == [("d1", "exists")]
+    assert table(engine, "SELECT request_id, outcome FROM ledger_requests ORDER BY request_id") == [
+        ("d1", "applied"),
+        ("l1", "applied"),
+        ("t1", "applied"),
+        ("w1", "rejected"),
+    ]
+    assert table(
+        engine,
+        "SELECT batch_id, events_ingested, applied, rejected, duplicates FROM ledger_batches",
+    ) == [(0, 6, 3, 2, 1)]
+
+
+def test_replaying_a_committed_batch_changes_nothing(engine: Engine) -> None:
+    batch = files(deposit("d1", "alice", 100), transfer("t1", "alice", "bob", 30))
+    assert commit(engine, 0, batch).committed
+    before = table(engine, "SELECT * FROM ledger_change_log ORDER BY batch_id, position, seq")
+    replay = commit(engine, 0, batch)
+    assert not replay.committed
+    assert (
+        table(engine, "SELECT * FROM ledger_change_log ORDER BY batch_id, position, seq") == before
+    )
+    assert table(engine, "SELECT key, value FROM accounts ORDER BY key") == [
+        ("alice", 70),
+        ("bob", 30),
+    ]
+    assert table(engine, "SELECT count(*) FROM ledger_batches") == [(1,)]
+
+
+def test_request_ids_of_earlier_batches_make_duplicates(engine: Engine) -> None:
+    commit(engine, 0, files(deposit("d1", "alice", 100)))
+    summary = commit(
+        engine,
+        1,
+        files(deposit("d1", "alice", 100), deposit("d1", "alice", 5), name="events-000002.jsonl"),
+    )
+    assert (summary.applied, summary.duplicates) == (0, 2)
+    assert table(engine, "SELECT kind FROM ledger_duplicates ORDER BY position") == [
+        ("exists",),
+        ("exists_with_different_payload",),
+    ]
+    assert table(engine, "SELECT value FROM accounts") == [(100,)]
+
+
+def test_a_batch_id_reused_for_other_input_is_refused(engine: Engine) -> None:
+    commit(engine, 0, files(deposit("d1", "alice", 100)))
+    with pytest.raises(CommitRefused, match="already committed with other input"):
+        commit(engine, 0, files(deposit("d2", "alice", 100), name="other.jsonl"))
+
+
+def test_batches_must_be_contiguous(engine: Engine) -> None:
+    with pytest.raises(CommitRefused, match="expected 0"):
+        commit(engine, 3, files(deposit("d1", "alice", 100)))
+    assert table(engine, "SELECT count(*) FROM ledger_events") == [(0,)]
+
+
+def test_a_row_changed_behind_the_engine_refuses_the_commit(engine: Engine) -> None:
+    commit(engine, 0, files(deposit("d1", "alice", 100)))
+    batch = files(transfer("t1", "alice", "bob", 30), name="events-000002.jsonl")
+    from ledger_engine import pipeline
+
+    # Change the row between the batch's read and its commit, as a rogue writer would.
+    real_run = run_serial
+
+    def run_then_tamper(*args):
+        result = real_run(*args)
+        with engine.begin() as conn:
+            conn.execute(text("UPDATE accounts SET value = 1000 WHERE key = 'alice'"))
+        return result
+
+    with pytest.raises(CommitRefused, match="changed behind the engine"):
+        pipeline.process_batch(run_then_tamper, LEDGER, engine, 1, batch)
+    assert table(engine, "SELECT count(*) FROM ledger_batches") == [(1,)]
+    assert table(engine, "SELECT value FROM accounts WHERE key = 'alice'") == [(1000,)]
+
+
+def test_hostile_values_are_stored_as_data(engine: Engine) -> None:
+    hostile = "'); DROP TABLE accounts; --"
+    summary = commit(
+        engine,
+        0,
+        files(
+            deposit("r1", hostile, 10),
+            deposit("r2", "x" * 10_000, 10),
+            deposit("r3", "tab\tand\u0007bell", 10),
+            line("deposits", "r4\u0000nul", account_id="a", asset_id="b", amount=1, asset_amount=1),
+        ),
+    )
+    assert (summary.applied, summary.rejected) == (3, 1)
+    keys = [k for (k,) in table(engine, "SELECT key FROM accounts")]
+    assert sorted(keys) == sorted([hostile, "x" * 10_000, "tab\tand\u0007bell"])
+    assert table(engine, "SELECT reason FROM ledger_rejections") == [("invalid_event",)]
