@@ -1,0 +1,460 @@
+"""The bank application (deposits, transfers, balance lookups) and its sample-event generator."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ledger_engine import Event, Result, RunResult, run_serial
+from ledger_engine.apps import bank_events
+from ledger_engine.apps.bank import build_ledger
+from ledger_engine.apps.bank_events import event_to_line, generate_events, write_event_files
+
+LEDGER = build_ledger()
+EMPTY = {"accounts": {}, "asset_ledger": {}}
+
+
+def deposit(request_id: str, account: str, amount: Any, asset_amount: Any = 1) -> Event:
+    payload = {
+        "account_id": f"acct-{account}",
+        "asset_id": f"asset-{account}",
+        "amount": amount,
+        "asset_amount": asset_amount,
+    }
+    return Event("deposits", request_id, payload)
+
+
+def transfer(
+    request_id: str,
+    source: str,
+    target: str,
+    amount: Any,
+    asset_amount: Any = 1,
+    **extra: Any,
+) -> Event:
+    payload = {
+        "source_account_id": f"acct-{source}",
+        "target_account_id": f"acct-{target}",
+        "source_asset_id": f"asset-{source}",
+        "target_asset_id": f"asset-{target}",
+        "amount": amount,
+        "asset_amount": asset_amount,
+        **extra,
+    }
+    return Event("transfers", request_id, payload)
+
+
+def lookup(request_id: str, account: str) -> Event:
+    return Event("balance_lookups", request_id, {"account_id": f"acct-{account}"})
+
+
+def funded(balance: int, asset: int) -> dict[str, dict[str, int]]:
+    """State with account `a` holding `balance` and asset entry `a` holding `asset`."""
+    return {"accounts": {"acct-a": balance}, "asset_ledger": {"asset-a": asset}}
+
+
+def applied_positions(result: RunResult) -> list[int]:
+    return [o.position for o in result.outcomes if o.status == "applied"]
+
+
+def applied_deposit_totals(events: list[Event], result: RunResult) -> tuple[int, int]:
+    deposits = [events[p] for p in applied_positions(result) if events[p].stream == "deposits"]
+    money = sum(e.payload["amount"] for e in deposits)
+    assets = sum(e.payload["asset_amount"] for e in deposits)
+    return money, assets
+
+
+# -- deposits --------------------------------------------------------------------------------
+
+
+def test_a_deposit_credits_the_account_and_the_asset_entry():
+    result = run_serial(LEDGER, [deposit("r1", "a", 500, 20)])
+    assert result.state == {"accounts": {"acct-a": 500}, "asset_ledger": {"asset-a": 20}}
+
+
+def test_deposits_to_an_existing_account_accumulate():
+    result = run_serial(LEDGER, [deposit("r1", "a", 500, 20), deposit("r2", "a", 7, 3)], EMPTY)
+    assert result.state == {"accounts": {"acct-a": 507}, "asset_ledger": {"asset-a": 23}}
+
+
+def test_a_deposit_emits_no_result():
+    assert run_serial(LEDGER, [deposit("r1", "a", 500, 20)]).results == []
+
+
+# -- transfers -------------------------------------------------------------------------------
+
+
+def test_an_affordable_transfer_moves_money_and_assets():
+    state = {
+        "accounts": {"acct-a": 1_000, "acct-b": 10},
+        "asset_ledger": {"asset-a": 50, "asset-b": 5},
+    }
+    result = run_serial(LEDGER, [transfer("t1", "a", "b", 300, 20)], state)
+    assert result.state == {
+        "accounts": {"acct-a": 700, "acct-b": 310},
+        "asset_ledger": {"asset-a": 30, "asset-b": 25},
+    }
+
+
+def test_a_successful_transfer_reports_the_new_balances():
+    result = run_serial(LEDGER, [transfer("t1", "a", "b", 300, 20)], funded(1_000, 50))
+    assert result.results == [
+        Result(
+            "transfers",
+            "t1",
+            {
+                "status": "SUCCESS",
+                "source_account_id": "acct-a",
+                "target_account_id": "acct-b",
+                "source_balance": 700,
+                "target_balance": 300,
+            },
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("balance", "asset", "amount", "asset_amount", "min_balance", "status"),
+    [
+        # balance must exceed the amount
+        (100, 50, 100, 1, 0, "REJECT"),
+        (101, 50, 100, 1, 0, "SUCCESS"),
+        # balance must exceed min_balance
+        (500, 50, 10, 1, 500, "REJECT"),
+        (501, 50, 10, 1, 500, "SUCCESS"),
+        # the source asset must exceed the asset amount
+        (500, 20, 10, 20, 0, "REJECT"),
+        (500, 21, 10, 20, 0, "SUCCESS"),
+    ],
+    ids=[
+        "balance-equals-amount",
+        "balance-one-above-amount",
+        "balance-equals-min-balance",
+        "balance-one-above-min-balance",
+        "asset-equals-asset-amount",
+        "asset-one-above-asset-amount",
+    ],
+)
+def test_a_transfer_applies_only_when_strictly_affordable(
+    balance, asset, amount, asset_amount, min_balance, status
+):
+    event = transfer("t1", "a", "b", amount, asset_amount, min_balance=min_balance)
+    result = run_serial(LEDGER, [event], funded(balance, asset))
+    assert result.rejections == []
+    assert result.applied_count == 1
+    assert [r.payload["status"] for r in result.results] == [status]
+
+
+def test_a_rejected_transfer_leaves_the_state_unchanged_and_reports_the_balances():
+    state = funded(100, 50)
+    result = run_serial(LEDGER, [transfer("t1", "a", "b", 100, 1)], state)
+    assert result.state == state
+    assert result.changes == []
+    assert result.results[0].payload == {
+        "status": "REJECT",
+        "source_account_id": "acct-a",
+        "target_account_id": "acct-b",
+        "source_balance": 100,
+        "target_balance": 0,
+    }
+
+
+def test_a_transfer_from_an_account_never_credited_is_a_reject():
+    result = run_serial(LEDGER, [transfer("t1", "ghost", "a", 1, 1)], funded(100, 50))
+    assert result.results[0].payload["status"] == "REJECT"
+    assert result.state == funded(100, 50)
+
+
+def test_a_transfer_to_oneself_changes_nothing_but_succeeds():
+    result = run_serial(LEDGER, [transfer("t1", "a", "a", 40, 5)], funded(100, 50))
+    assert result.state == funded(100, 50)
+    assert result.results[0].payload["status"] == "SUCCESS"
+    assert result.results[0].payload["source_balance"] == 100
+
+
+def test_a_transfer_can_use_a_min_balance_below_zero():
+    event = transfer("t1", "a", "b", 10, 1, min_balance=-5)
+    result = run_serial(LEDGER, [event], funded(11, 2))
+    assert result.results[0].payload["status"] == "SUCCESS"
+
+
+@pytest.mark.parametrize("min_balance", [1.5, "0", True, None])
+def test_a_transfer_with_a_non_integer_min_balance_is_aborted(min_balance):
+    event = transfer("t1", "a", "b", 10, 1, min_balance=min_balance)
+    result = run_serial(LEDGER, [event], funded(100, 50))
+    assert [r.reason for r in result.rejections] == ["aborted"]
+    assert result.state == funded(100, 50)
+
+
+# -- balance lookups -------------------------------------------------------------------------
+
+
+def test_a_balance_lookup_emits_the_balance():
+    result = run_serial(LEDGER, [lookup("l1", "a")], funded(123, 1))
+    assert result.results == [
+        Result("balance_lookups", "l1", {"account_id": "acct-a", "balance": 123})
+    ]
+
+
+def test_a_balance_lookup_of_an_unknown_account_emits_zero():
+    result = run_serial(LEDGER, [lookup("l1", "nobody")], funded(123, 1))
+    assert result.results[0].payload == {"account_id": "acct-nobody", "balance": 0}
+
+
+def test_a_balance_lookup_writes_nothing():
+    result = run_serial(LEDGER, [lookup("l1", "a"), lookup("l2", "nobody")], funded(123, 1))
+    assert result.changes == []
+    assert result.state == funded(123, 1)
+
+
+# -- amounts ---------------------------------------------------------------------------------
+
+BAD_AMOUNTS = [0, -1, -500, 1.0, 2.5, True, "100", None]
+
+
+@pytest.mark.parametrize("amount", BAD_AMOUNTS)
+def test_a_deposit_with_a_bad_amount_is_aborted(amount):
+    result = run_serial(LEDGER, [deposit("r1", "a", amount, 5)], funded(100, 50))
+    assert [r.reason for r in result.rejections] == ["aborted"]
+    assert result.state == funded(100, 50)
+
+
+@pytest.mark.parametrize("asset_amount", BAD_AMOUNTS)
+def test_a_deposit_with_a_bad_asset_amount_is_aborted(asset_amount):
+    result = run_serial(LEDGER, [deposit("r1", "a", 5, asset_amount)], funded(100, 50))
+    assert [r.reason for r in result.rejections] == ["aborted"]
+    assert result.state == funded(100, 50)
+
+
+@pytest.mark.parametrize("amount", BAD_AMOUNTS)
+def test_a_transfer_with_a_bad_amount_is_aborted(amount):
+    result = run_serial(LEDGER, [transfer("t1", "a", "b", amount, 1)], funded(100, 50))
+    assert [r.reason for r in result.rejections] == ["aborted"]
+    assert result.results == []
+    assert result.state == funded(100, 50)
+
+
+@pytest.mark.parametrize("asset_amount", BAD_AMOUNTS)
+def test_a_transfer_with_a_bad_asset_amount_is_aborted(asset_amount):
+    result = run_serial(LEDGER, [transfer("t1", "a", "b", 10, asset_amount)], funded(100, 50))
+    assert [r.reason for r in result.rejections] == ["aborted"]
+    assert result.state == funded(100, 50)
+
+
+def test_a_transfer_missing_its_target_is_a_bad_key():
+    event = transfer("t1", "a", "b", 10, 1)
+    del event.payload["target_account_id"]
+    result = run_serial(LEDGER, [event], funded(100, 50))
+    assert [r.reason for r in result.rejections] == ["bad_key"]
+
+
+# -- money conservation over generated workloads ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("seed", "accounts", "bad", "duplicates"),
+    [(0, 50, 0.0, 0.0), (1, 50, 0.02, 0.02), (2, 8, 0.1, 0.1), (3, 200, 0.05, 0.01)],
+)
+def test_money_and_assets_are_conserved_over_a_generated_workload(seed, accounts, bad, duplicates):
+    events = generate_events(
+        3_000, accounts=accounts, seed=seed, bad_fraction=bad, duplicate_fraction=duplicates
+    )
+    result = run_serial(LEDGER, events)
+    money, assets = applied_deposit_totals(events, result)
+    assert sum(result.state["accounts"].values()) == money
+    assert sum(result.state["asset_ledger"].values()) == assets
+
+
+def test_no_balance_goes_negative_over_a_generated_workload():
+    events = generate_events(3_000, accounts=10, seed=4, bad_fraction=0.05)
+    result = run_serial(LEDGER, events)
+    assert min(result.state["accounts"].values()) >= 0
+    assert min(result.state["asset_ledger"].values()) >= 0
+
+
+def test_a_generated_workload_has_successful_and_rejected_transfers():
+    result = run_serial(LEDGER, generate_events(3_000, accounts=20, seed=6))
+    statuses = Counter(r.payload.get("status") for r in result.results if r.stream == "transfers")
+    assert statuses["SUCCESS"] > 0
+    assert statuses["REJECT"] > 0
+
+
+# -- the generator ---------------------------------------------------------------------------
+
+
+def test_the_generator_is_deterministic_for_a_seed():
+    first = generate_events(2_000, accounts=30, seed=42, bad_fraction=0.05, duplicate_fraction=0.05)
+    again = generate_events(2_000, accounts=30, seed=42, bad_fraction=0.05, duplicate_fraction=0.05)
+    assert first == again
+
+
+def test_different_seeds_give_different_events():
+    assert generate_events(500, accounts=30, seed=1) != generate_events(500, accounts=30, seed=2)
+
+
+@pytest.mark.parametrize("count", [0, 1, 9, 10, 11, 1_234])
+def test_the_generator_produces_exactly_count_events(count):
+    assert len(generate_events(count, accounts=10, seed=0)) == count
+
+
+def test_the_generator_opens_every_account_with_a_deposit_first():
+    events = generate_events(100, accounts=12, seed=3)
+    opening = events[:12]
+    assert [e.stream for e in opening] == ["deposits"] * 12
+    assert [e.payload["account_id"] for e in opening] == [f"acct-{i:06d}" for i in range(12)]
+    assert [e.payload["asset_id"] for e in opening] == [f"asset-{i:06d}" for i in range(12)]
+    assert all(e.payload["amount"] > 0 and e.payload["asset_amount"] > 0 for e in opening)
+
+
+def test_fewer_events_than_accounts_gives_only_opening_deposits():
+    events = generate_events(5, accounts=1_000, seed=3, bad_fraction=0.5, duplicate_fraction=0.5)
+    assert [e.stream for e in events] == ["deposits"] * 5
+    assert [e.payload["account_id"] for e in events] == [f"acct-{i:06d}" for i in range(5)]
+    assert run_serial(LEDGER, events).applied_count == 5
+
+
+def test_the_generator_mixes_transfers_lookups_and_deposits():
+    events = generate_events(10_000, accounts=100, seed=5, bad_fraction=0, duplicate_fraction=0)
+    streams = Counter(e.stream for e in events[100:])
+    total = sum(streams.values())
+    assert 0.77 < streams["transfers"] / total < 0.83
+    assert 0.08 < streams["balance_lookups"] / total < 0.12
+    assert 0.08 < streams["deposits"] / total < 0.12
+
+
+def test_the_generator_request_ids_are_unique_without_duplicates():
+    events = generate_events(3_000, accounts=50, seed=8, duplicate_fraction=0, bad_fraction=0)
+    ids = [e.request_id for e in events]
+    assert len(set(ids)) == len(ids)
+    assert ids[0] == "req-8-0"
+
+
+def test_the_generator_faulty_events_are_exactly_the_rejected_ones():
+    events = generate_events(5_000, accounts=50, seed=9, bad_fraction=0.03, duplicate_fraction=0)
+    result = run_serial(LEDGER, events)
+    assert len(result.rejections) == round(0.03 * 5_000)
+    assert {r.reason for r in result.rejections} == {"aborted", "bad_key", "invalid_event"}
+
+
+def test_the_generator_faults_include_bad_amounts_missing_fields_and_unknown_streams():
+    events = generate_events(5_000, accounts=50, seed=9, bad_fraction=0.05, duplicate_fraction=0)
+    result = run_serial(LEDGER, events)
+    details = " | ".join(r.detail for r in result.rejections)
+    assert "must be a positive integer, got -" in details
+    assert "must be a positive integer, got 0" in details
+    assert ".5" in details  # a fractional amount
+    assert "KeyError" in details  # a missing field
+    assert "unknown stream" in details
+    assert "request_id must be a non-empty string" in details
+
+
+def test_the_generator_retries_reuse_request_ids_with_same_and_different_payloads():
+    events = generate_events(5_000, accounts=50, seed=10, bad_fraction=0, duplicate_fraction=0.04)
+    result = run_serial(LEDGER, events)
+    assert len(result.duplicates) == round(0.04 * 5_000)
+    kinds = Counter(d.kind for d in result.duplicates)
+    assert kinds["exists"] > kinds["exists_with_different_payload"] > 0
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"count": -1},
+        {"count": 10, "accounts": 0},
+        {"count": 10, "bad_fraction": -0.1},
+        {"count": 10, "duplicate_fraction": 1.5},
+        {"count": 10, "bad_fraction": 0.6, "duplicate_fraction": 0.6},
+    ],
+)
+def test_the_generator_refuses_impossible_arguments(kwargs):
+    with pytest.raises(ValueError):
+        generate_events(**kwargs)
+
+
+# -- event files -----------------------------------------------------------------------------
+
+
+def line_to_event(line: str) -> Event:
+    envelope = json.loads(line)
+    assert set(envelope) == {"stream", "request_id", "payload"}
+    return Event(envelope["stream"], envelope["request_id"], envelope["payload"])
+
+
+def test_an_event_line_is_a_compact_json_envelope():
+    line = event_to_line(deposit("r1", "a", 5, 1))
+    assert line == (
+        '{"stream":"deposits","request_id":"r1","payload":{"account_id":"acct-a",'
+        '"asset_id":"asset-a","amount":5,"asset_amount":1}}'
+    )
+
+
+def test_an_event_without_request_id_is_written_with_null():
+    line = event_to_line(Event("deposits", None, {"amount": 1}))
+    assert json.loads(line)["request_id"] is None
+
+
+def test_event_files_round_trip(tmp_path: Path):
+    events = generate_events(
+        2_500, accounts=40, seed=12, bad_fraction=0.05, duplicate_fraction=0.05
+    )
+    paths = write_event_files(events, tmp_path / "inbox", events_per_file=1_000)
+    lines = [line for path in paths for line in path.read_text(encoding="utf-8").splitlines()]
+    assert [line_to_event(line) for line in lines] == events
+
+
+def test_event_files_are_numbered_in_event_order_with_full_files_first(tmp_path: Path):
+    events = generate_events(25, accounts=5, seed=0)
+    paths = write_event_files(events, tmp_path, events_per_file=10, prefix="bank")
+    assert [p.name for p in paths] == [
+        "bank-000000.jsonl",
+        "bank-000001.jsonl",
+        "bank-000002.jsonl",
+    ]
+    assert [len(p.read_text().splitlines()) for p in paths] == [10, 10, 5]
+    assert line_to_event(paths[1].read_text().splitlines()[0]) == events[10]
+
+
+def test_every_line_of_an_event_file_ends_in_a_newline(tmp_path: Path):
+    paths = write_event_files(generate_events(7, accounts=5, seed=0), tmp_path, events_per_file=3)
+    for path in paths:
+        text = path.read_text(encoding="utf-8")
+        assert text.endswith("\n")
+        assert text.count("\n") == len(text.splitlines())
+
+
+def test_writing_no_events_writes_no_files(tmp_path: Path):
+    assert write_event_files([], tmp_path / "inbox") == []
+    assert list((tmp_path / "inbox").iterdir()) == []
+
+
+def test_event_files_appear_complete_under_their_final_name(tmp_path: Path, monkeypatch):
+    """Each file is written under a temporary name that is not *.jsonl, then renamed."""
+    real_replace = os.replace
+    seen: list[tuple[str, list[int]]] = []
+
+    def watching_replace(source, target):
+        source, target = Path(source), Path(target)
+        assert source.parent == target.parent == tmp_path
+        assert not target.exists()
+        complete = [len(p.read_text().splitlines()) for p in sorted(tmp_path.glob("*.jsonl"))]
+        seen.append((source.name, complete))
+        real_replace(source, target)
+
+    monkeypatch.setattr(bank_events.os, "replace", watching_replace)
+    write_event_files(generate_events(9, accounts=3, seed=0), tmp_path, events_per_file=4)
+    assert [name for name, _ in seen] == [
+        ".events-000000.jsonl.tmp",
+        ".events-000001.jsonl.tmp",
+        ".events-000002.jsonl.tmp",
+    ]
+    assert [complete for _, complete in seen] == [[], [4], [4, 4]]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "events-000000.jsonl",
+        "events-000001.jsonl",
+        "events-000002.jsonl",
+    ]
