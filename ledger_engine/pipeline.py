@@ -115,15 +115,14 @@ def run_pipeline(
     """Process every event file that has landed in the inbox, one micro-batch at a time."""
     started = time.perf_counter()
     ledger = load_ledger(settings.app)
-    engine = engine or open_store(settings)
-    with engine.connect() as conn:
+    store = engine or open_store(settings)
+    with store.connect() as conn:
         check_state_tables(conn, ledger)
-    own_session = spark is None
     session = spark or build_session(settings.spark_master)
     report = PipelineReport()
 
     def handle(batch_id: int, files: list[tuple[str, bytes]]) -> None:
-        summary = process_batch(partial(run_spark, session), ledger, engine, batch_id, files)
+        summary = process_batch(partial(run_spark, session), ledger, store, batch_id, files)
         report.batches.append(summary)
         if on_batch is not None:
             on_batch(summary)
@@ -133,7 +132,10 @@ def run_pipeline(
             session, settings.inbox, settings.checkpoint, settings.files_per_batch, handle
         )
     finally:
-        if own_session:
+        # Close only what this call opened; a caller's session and engine stay theirs.
+        if spark is None:
             session.stop()
+        if engine is None:
+            store.dispose()
     report.wall_seconds = time.perf_counter() - started
     return report

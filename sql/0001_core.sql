@@ -35,6 +35,9 @@ CREATE TABLE ledger_events (
     PRIMARY KEY (batch_id, position)
 );
 CREATE INDEX ledger_events_request_id ON ledger_events (request_id);
+-- An executed (applied or rejected) request id is taken for good; invalid ids are stored NULL.
+CREATE UNIQUE INDEX ledger_events_executed_request_id ON ledger_events (request_id)
+    WHERE outcome <> 'duplicate';
 
 -- One row per row write of an applied transaction: value before and after, in commit order.
 CREATE TABLE ledger_change_log (

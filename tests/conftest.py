@@ -1,15 +1,19 @@
 """Shared fixtures: a real PostgreSQL server and fresh databases on it, and a local Spark.
 
 PostgreSQL: the server at `LEDGER_DATABASE_URL` when it is set, otherwise an embedded server
-(`pgserver`) started for the test session in a temporary folder and stopped at its end. Every
-test that needs a database gets a fresh, migrated one of its own, dropped afterwards.
+(`pgserver`) started once for the test session in a temporary folder of its own and stopped
+(and the folder removed) at its end. Every test that asks for `database_url` gets a fresh,
+uniquely named, migrated database of its own, dropped (`WITH (FORCE)`) afterwards.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pgserver
 import pytest
@@ -22,55 +26,88 @@ from ledger_engine.store.migrations import migrate
 
 
 @pytest.fixture(scope="session")
-def pg_server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """SQLAlchemy URL of a PostgreSQL server's maintenance database."""
+def pg_server_url() -> Iterator[str]:
+    """SQLAlchemy URL (`postgresql+psycopg2://...`) of a server's maintenance database:
+    `LEDGER_DATABASE_URL` if set, else an embedded server living as long as the session.
+
+    The embedded server's data folder is a fresh temporary folder of its own, not one under
+    pytest's `tmp_path_factory`: run as root, pgserver runs PostgreSQL as the user `pgserver`
+    and opens the folders above its data to that user, and every pytest session that starts
+    meanwhile (another checkout's, a colleague's) resets `/tmp/pytest-of-root` to mode 0700,
+    which makes the running server panic ("Permission denied" on its data folder)."""
     external = os.environ.get("LEDGER_DATABASE_URL")
     if external:
         yield to_sqlalchemy_url(external)
         return
-    server = pgserver.get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="stop")
+    pgdata = Path(tempfile.mkdtemp(prefix="ledger-test-pg-"))
     try:
-        yield to_sqlalchemy_url(server.get_uri())
+        server = pgserver.get_server(pgdata, cleanup_mode="stop")
+        try:
+            yield to_sqlalchemy_url(server.get_uri())
+        finally:
+            server.cleanup()
     finally:
-        server.cleanup()
+        shutil.rmtree(pgdata, ignore_errors=True)
 
 
-def _admin(url: str) -> Engine:
-    return create_engine(url, isolation_level="AUTOCOMMIT")
-
-
-@pytest.fixture
-def empty_database_url(pg_server_url: str) -> Iterator[str]:
-    """URL of a new, empty database, dropped after the test."""
-    name = f"ledger_test_{uuid.uuid4().hex[:12]}"
-    admin = _admin(pg_server_url)
-    with admin.connect() as conn:
-        conn.connection.cursor().execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+def _execute_autocommit(server_url: str, statement: sql.Composable) -> None:
+    admin = create_engine(server_url, isolation_level="AUTOCOMMIT")
     try:
-        yield make_url(pg_server_url).set(database=name).render_as_string(hide_password=False)
-    finally:
         with admin.connect() as conn:
-            conn.connection.cursor().execute(
-                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-            )
+            conn.connection.cursor().execute(statement)
+    finally:
         admin.dispose()
 
 
 @pytest.fixture
-def database_url(empty_database_url: str) -> str:
-    """URL of a new database with the schema of `sql/` applied."""
-    engine = connect(empty_database_url)
-    migrate(engine)
-    engine.dispose()
-    return empty_database_url
+def make_database_url(pg_server_url: str) -> Iterator[Callable[[], str]]:
+    """A factory of fresh databases with the schema of `sql/` applied; each call returns the
+    SQLAlchemy URL of a new one. All are dropped after the test."""
+    created: list[str] = []
+
+    def make(*, migrated: bool = True) -> str:
+        name = f"ledger_test_{uuid.uuid4().hex[:12]}"
+        _execute_autocommit(
+            pg_server_url, sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
+        )
+        created.append(name)
+        url = make_url(pg_server_url).set(database=name).render_as_string(hide_password=False)
+        if not migrated:
+            return url
+        engine = connect(url)
+        try:
+            migrate(engine)
+        finally:
+            engine.dispose()
+        return url
+
+    yield make
+    for name in created:
+        _execute_autocommit(
+            pg_server_url,
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)),
+        )
+
+
+@pytest.fixture
+def database_url(make_database_url: Callable[[], str]) -> str:
+    """SQLAlchemy URL of a fresh database with the schema of `sql/` applied, dropped after
+    the test."""
+    return make_database_url()
 
 
 @pytest.fixture
 def engine(database_url: str) -> Iterator[Engine]:
-    """An engine on a fresh, migrated database."""
+    """An engine on the test's fresh database."""
     engine = connect(database_url)
     yield engine
     engine.dispose()
+
+
+@pytest.fixture
+def empty_database_url(make_database_url: Callable[..., str]) -> str:
+    """SQLAlchemy URL of a fresh database with no schema at all, dropped after the test."""
+    return make_database_url(migrated=False)
 
 
 @pytest.fixture(scope="session")

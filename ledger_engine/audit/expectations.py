@@ -1,45 +1,62 @@
 """The Great Expectations audit of the system of record.
 
 `run_expectations(database_url)` keeps a Great Expectations file context in `expectations/`
-(configuration to commit in `expectations/gx/`, results and Data Docs in the git-ignored
-`expectations/gx/uncommitted/`), runs its checkpoint against the given PostgreSQL database,
-builds Data Docs and returns one `CheckResult` per expectation.
+(configuration to commit in `expectations/gx/`; validation results and Data Docs in the
+git-ignored `expectations/gx/uncommitted/`), runs its checkpoint against the given PostgreSQL
+database, builds Data Docs and returns one `CheckResult` per expectation.
 
-What the context holds, all created or brought up to date on every run (a run that changes
-nothing rewrites nothing, so the committed files stay stable):
+Everything in the context is created, or brought up to date, by every run; a run that finds it
+current writes no configuration file, so the committed files stay byte-for-byte stable:
 
-- a PostgreSQL data source whose connection string is `${LEDGER_GX_DATABASE_URL}`: the URL is
-  handed to the context at run time (its runtime environment), never written to a file;
-- a query asset `state_rows`, every row of every state table as `(table_name, key, value)`, and
-  a whole-table batch definition over it;
-- the suite `ledger_integrity` (the integrity rules of DESIGN.md, "System of record"):
-  each state table equals the fold of its change log; money is conserved (total balances equal
-  total applied deposits, for accounts and for the asset ledger); request ids are unique among
-  executed events; no balance and no asset amount below the bank app's minimum (0);
-- a validation definition (the suite on that batch) and the checkpoint `ledger_integrity`,
+- a PostgreSQL data source whose connection string is `${LEDGER_GX_DATABASE_URL}`; the URL is
+  handed to the context at run time (its runtime environment) and never written to a file;
+- a query asset `state_rows` holding every row of every state table as
+  `(table_name, key, value)`, with a whole-table batch definition;
+- the suite `ledger_integrity`, the integrity rules of DESIGN.md ("System of record"):
+  each state table equals the fold of its change log; money is conserved (each table's total
+  equals the applied deposits into it); request ids are unique among executed events; no
+  balance and no asset amount is below what the bank app allows (0);
+- a validation definition (that suite on that batch) and the checkpoint `ledger_integrity`,
   which runs it and updates Data Docs.
 
-Most rules are `UnexpectedRowsExpectation`s: SQL that returns the offending rows, so that a
-failure names what is wrong (a key, a pair of totals, a request id).
+Most rules are `UnexpectedRowsExpectation`s: SQL returning the offending rows, so that a
+failure names what is wrong (a key and both values, a pair of totals, a request id).
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import json
 import logging
+import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
+
+from sqlalchemy import create_engine
 
 from ledger_engine.audit.findings import CheckResult
 from ledger_engine.config import PROJECT_ROOT
+from ledger_engine.store.embedded import to_sqlalchemy_url
 
-SUITE = "great_expectations"  # CheckResult.suite of every result of this module
+if TYPE_CHECKING:  # Great Expectations is imported when a run needs it: it is slow to import.
+    from great_expectations.checkpoint import Checkpoint
+    from great_expectations.checkpoint.checkpoint import CheckpointResult
+    from great_expectations.core.batch_definition import BatchDefinition
+    from great_expectations.core.expectation_suite import ExpectationSuite
+    from great_expectations.core.expectation_validation_result import (
+        ExpectationValidationResult,
+    )
+    from great_expectations.data_context import FileDataContext
+    from great_expectations.expectations.expectation import Expectation
+
+SUITE = "great_expectations"  # `CheckResult.suite` of every result of this module
 DEFAULT_PROJECT_ROOT = PROJECT_ROOT / "expectations"
 MAX_FINDINGS = 10
+DATA_DOCS_RESULTS_LIMIT = 100  # validation results listed on the Data Docs index page
 
 DATASOURCE_NAME = "ledger_system_of_record"
 CONNECTION_VARIABLE = "LEDGER_GX_DATABASE_URL"
@@ -49,9 +66,14 @@ SUITE_NAME = "ledger_integrity"
 VALIDATION_DEFINITION_NAME = "ledger_integrity_on_state_rows"
 CHECKPOINT_NAME = "ledger_integrity"
 DATA_DOCS_ACTION_NAME = "update_data_docs"
-_CHECK_NAME_KEY = "check_name"  # where each expectation's short name lives in its `meta`
+DATA_DOCS_SITE = "local_site"
+RESULT_FORMAT = {
+    "result_format": "COMPLETE",
+    "unexpected_index_column_names": ["table_name", "key"],
+}
+_CHECK_NAME = "check_name"  # the key of each expectation's short name in its `meta`
 
-# Serialises runs within one process: Great Expectations keeps a process-wide "current context".
+# Serialises runs within a process: Great Expectations keeps a process-wide current context.
 _RUN_LOCK = threading.Lock()
 
 
@@ -61,7 +83,7 @@ class StateTable:
 
     name: str
     label: str  # what one value is, in words
-    deposit_field: str  # payload field of a deposit that credits this table
+    deposit_field: str  # the payload field of a deposit that credits this table
     minimum: int  # the lowest value the app ever leaves in a row
 
 
@@ -70,28 +92,23 @@ STATE_TABLES: tuple[StateTable, ...] = (
     StateTable("asset_ledger", "asset amount", "asset_amount", 0),
 )
 
-# The rejection the engine records for an event whose request id is missing or not a non-empty
-# string (`ledger_engine.serial.admit`). Such a request id is not taken: the same text may be
-# executed under a valid id elsewhere, so these rejections do not count for uniqueness.
-_INVALID_REQUEST_ID = ("invalid_event", "request_id must be a non-empty string")
+# --- The rules, as SQL ---------------------------------------------------------------------
+# `{batch}` stands for the `state_rows` batch. Great Expectations fills it in with
+# `str.format` (so the SQL holds no other braces) and aliases it itself unless the query
+# contains a JOIN; every query that reads `{batch}` here has a JOIN and names it.
 
 
-def _state_rows_query(tables: Sequence[StateTable]) -> str:
+def state_rows_query(tables: Sequence[StateTable] = STATE_TABLES) -> str:
+    """The query asset: every row of every state table, tagged with its table's name."""
     return "\nUNION ALL\n".join(
         f"SELECT '{t.name}' AS table_name, CAST(key AS text) AS key, value FROM {t.name}"
         for t in tables
     )
 
 
-# --- The expectations ----------------------------------------------------------------------
-# `{batch}` is the `state_rows` batch. Great Expectations formats each query with
-# `str.format`, so the SQL carries no other braces; and it aliases `{batch}` itself unless the
-# query contains a JOIN, in which case the query names it.
-
-
-def _fold_query(table: StateTable) -> str:
-    return f"""
-WITH last_change AS (
+def fold_query(table: StateTable) -> str:
+    """Rows of `table` that differ from the fold of its change log, either way round."""
+    return f"""WITH last_change AS (
     SELECT DISTINCT ON (c.key) c.key, c.after, c.batch_id, c.position
     FROM ledger_change_log AS c
     WHERE c.table_name = '{table.name}'
@@ -103,12 +120,12 @@ state AS (
 SELECT COALESCE(state.key, last_change.key) AS key,
        state.value AS state_value,
        last_change.after AS change_log_value,
-       last_change.batch_id AS last_batch_id,
-       last_change.position AS last_position,
+       last_change.batch_id AS last_change_batch,
+       last_change.position AS last_change_position,
        CASE
-           WHEN last_change.key IS NULL THEN 'row has no change-log entry'
-           WHEN state.key IS NULL THEN 'change log ends with a value but the row is missing'
-           WHEN last_change.after IS NULL THEN 'change log deleted the row but it exists'
+           WHEN last_change.key IS NULL THEN 'row without change-log entries'
+           WHEN state.key IS NULL THEN 'row missing'
+           WHEN last_change.after IS NULL THEN 'row deleted by the change log still exists'
            ELSE 'value differs from the change log'
        END AS problem
 FROM state
@@ -117,17 +134,17 @@ WHERE last_change.key IS NULL
    OR (state.key IS NULL AND last_change.after IS NOT NULL)
    OR (state.key IS NOT NULL AND to_jsonb(state.value) IS DISTINCT FROM last_change.after)
 ORDER BY 1
-"""
+""".strip()
 
 
-def _conservation_query(table: StateTable) -> str:
-    return f"""
-SELECT '{table.name}' AS table_name,
-       state.total AS total_{table.name},
-       deposits.total AS total_deposited_{table.deposit_field},
+def conservation_query(table: StateTable) -> str:
+    """One row if the total of `table` differs from the applied deposits into it."""
+    return f"""SELECT state.total AS total_{table.name},
+       deposits.total AS applied_deposits_{table.deposit_field},
        state.total - deposits.total AS difference
 FROM (
-    SELECT COALESCE(SUM(s.value), 0) AS total FROM {{batch}} AS s
+    SELECT COALESCE(SUM(s.value), 0) AS total
+    FROM {{batch}} AS s
     WHERE s.table_name = '{table.name}'
 ) AS state
 CROSS JOIN (
@@ -136,83 +153,76 @@ CROSS JOIN (
     WHERE e.stream = 'deposits' AND e.outcome = 'applied'
 ) AS deposits
 WHERE state.total <> deposits.total
-"""
+""".strip()
 
 
-def _unique_request_ids_query() -> str:
-    reason, detail = _INVALID_REQUEST_ID
-    return f"""
-WITH executed AS (
+def unique_request_ids_query() -> str:
+    """Request ids held by more than one executed (applied or rejected) event. An event whose
+    request id is not a valid one is stored with a NULL id and takes none. This rule reads the
+    event log, not the batch of state rows, so it has no `{batch}`."""
+    return """WITH executed AS (
     SELECT e.request_id, e.batch_id, e.position, e.outcome
     FROM ledger_events AS e
-    LEFT JOIN ledger_rejections AS r USING (batch_id, position)
-    WHERE e.outcome IN ('applied', 'rejected')
-      AND e.request_id IS NOT NULL
-      AND NOT (e.outcome = 'rejected' AND r.reason = '{reason}' AND r.detail = '{detail}')
+    WHERE e.outcome IN ('applied', 'rejected') AND e.request_id IS NOT NULL
 )
 SELECT request_id,
-       COUNT(*) AS executions,
-       string_agg(outcome || ' in batch ' || batch_id || ' at ' || position, '; '
+       COUNT(*) AS executed_events,
+       string_agg(outcome || ' in batch ' || batch_id || ' at position ' || position, '; '
                   ORDER BY batch_id, position) AS events
 FROM executed
 GROUP BY request_id
 HAVING COUNT(*) > 1
 ORDER BY request_id
-"""
+""".strip()
 
 
-def _build_expectations() -> list[Any]:
-    """The suite's expectations, in report order; each carries its short name in `meta`."""
+def build_expectations() -> list[Expectation]:
+    """The suite's expectations in report order, each with its short name in `meta`."""
     import great_expectations as gx
     from great_expectations.expectations.row_conditions import Column
 
-    expectations: list[Any] = []
-    for table in STATE_TABLES:
-        expectations.append(
-            gx.expectations.UnexpectedRowsExpectation(
-                unexpected_rows_query=_fold_query(table),
-                description=(
-                    f"State of `{table.name}` equals the fold of its change log: for every key, "
-                    "the row holds the `after` of the key's last change-log entry (none if that "
-                    "entry deleted it), and no row exists without a change-log entry."
-                ),
-                meta={_CHECK_NAME_KEY: f"{table.name} equals the fold of its change log"},
-            )
+    def rows(name: str, query: str, description: str) -> Expectation:
+        return gx.expectations.UnexpectedRowsExpectation(
+            unexpected_rows_query=query, description=description, meta={_CHECK_NAME: name}
         )
-    for table in STATE_TABLES:
-        expectations.append(
-            gx.expectations.UnexpectedRowsExpectation(
-                unexpected_rows_query=_conservation_query(table),
-                description=(
-                    f"Money is conserved: the sum of `{table.name}` equals the sum of "
-                    f"`{table.deposit_field}` over applied deposits."
-                ),
-                meta={_CHECK_NAME_KEY: f"{table.name} total equals applied deposits"},
-            )
+
+    expectations = [
+        rows(
+            f"{t.name} equals the fold of its change log",
+            fold_query(t),
+            f"`{t.name}` equals the fold of its change log: each row holds the `after` of its "
+            "key's last change-log entry, every key whose last entry is not a deletion has a "
+            "row, and no row lacks change-log entries.",
         )
+        for t in STATE_TABLES
+    ]
+    expectations += [
+        rows(
+            f"{t.name} total equals applied deposits",
+            conservation_query(t),
+            f"Money is conserved: the sum of `{t.name}` equals the sum of "
+            f"`{t.deposit_field}` over applied deposits.",
+        )
+        for t in STATE_TABLES
+    ]
     expectations.append(
-        gx.expectations.UnexpectedRowsExpectation(
-            unexpected_rows_query=_unique_request_ids_query(),
-            description=(
-                "Request ids are unique among executed events: no request id belongs to more "
-                "than one applied or rejected event (rejections for a missing or invalid "
-                "request id do not take one)."
-            ),
-            meta={_CHECK_NAME_KEY: "request ids are unique among executed events"},
+        rows(
+            "request ids are unique among executed events",
+            unique_request_ids_query(),
+            "No request id belongs to more than one applied or rejected event (a rejection "
+            "for a missing or invalid request id takes none).",
         )
     )
-    for table in STATE_TABLES:
-        expectations.append(
-            gx.expectations.ExpectColumnValuesToBeBetween(
-                column="value",
-                min_value=table.minimum,
-                row_condition=Column("table_name") == table.name,
-                description=(
-                    f"No {table.label} below {table.minimum}, the lowest the bank app allows."
-                ),
-                meta={_CHECK_NAME_KEY: f"no {table.label} below {table.minimum}"},
-            )
+    expectations += [
+        gx.expectations.ExpectColumnValuesToBeBetween(
+            column="value",
+            min_value=t.minimum,
+            row_condition=Column("table_name") == t.name,
+            description=f"No {t.label} below {t.minimum}, the lowest the bank app allows.",
+            meta={_CHECK_NAME: f"no {t.label} below {t.minimum}"},
         )
+        for t in STATE_TABLES
+    ]
     return expectations
 
 
@@ -224,25 +234,48 @@ def run_expectations(
 ) -> list[CheckResult]:
     """Run the `ledger_integrity` checkpoint against `database_url` and build Data Docs.
 
-    `database_url` is a SQLAlchemy URL of the system of record (`postgresql+psycopg2://...`);
-    it is given to Great Expectations at run time and never written to the context's files.
-    `project_root` holds the file context (`<project_root>/gx`), created or brought up to date
-    first. Returns one `CheckResult` per expectation, in suite order: `name` is a short
-    sentence, `findings` up to `MAX_FINDINGS` offending rows, `link` the Data Docs index page.
-    Safe to call repeatedly in one process, for one database or several.
+    `database_url` is the SQLAlchemy URL of the system of record (`postgresql://...` is
+    accepted too); it reaches Great Expectations at run time only. `project_root` holds the
+    file context (`<project_root>/gx`), created or brought up to date first. Returns one
+    `CheckResult` per expectation, in suite order: a short `name`, up to `MAX_FINDINGS`
+    `findings` (offending rows) when it fails, and the Data Docs index page as `link`.
+    Can be called repeatedly in one process, for the same database or different ones.
+
+    Raises `sqlalchemy.exc.OperationalError` if the database cannot be reached: that is no
+    finding about the data, and Great Expectations would bury it under a traceback per rule.
     """
+    url = to_sqlalchemy_url(database_url)
+    _check_reachable(url)
     with _RUN_LOCK, _quiet():
-        context = _open_context(Path(project_root), database_url)
+        context = _open_context(Path(project_root), url)
         try:
             checkpoint = _ensure_checkpoint(context)
-            result = checkpoint.run()
-            link = _data_docs_index(context)
-            return _check_results(result, link)
+            order = [
+                (e.meta or {}).get(_CHECK_NAME)
+                for definition in checkpoint.validation_definitions
+                for e in definition.suite.expectations
+            ]
+            checks = _check_results(checkpoint.run(), _data_docs_index(context))
+            # Great Expectations returns results in its own order; report them in the suite's.
+            return sorted(
+                checks, key=lambda c: order.index(c.name) if c.name in order else len(order)
+            )
         finally:
             _dispose_engines(context)
 
 
-def _open_context(project_root: Path, database_url: str) -> Any:
+def _check_reachable(database_url: str) -> None:
+    engine = create_engine(database_url)
+    try:
+        with engine.connect():
+            pass
+    finally:
+        engine.dispose()
+
+
+def _open_context(project_root: Path, database_url: str) -> FileDataContext:
+    """The file context in `project_root`, with analytics and progress bars off and a bounded
+    Data Docs index."""
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
@@ -253,17 +286,36 @@ def _open_context(project_root: Path, database_url: str) -> Any:
         runtime_environment={CONNECTION_VARIABLE: database_url},
     )
     variables = context.variables
+    changed = False
     bars = variables.progress_bars
-    if variables.analytics_enabled is not False or bars is None or bars.globally:
+    if variables.analytics_enabled is not False or _progress_bars_on(bars):
         variables.analytics_enabled = False
         variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)
+        changed = True
+    sites = dict(variables.data_docs_sites or {})
+    index_builder = (sites.get(DATA_DOCS_SITE) or {}).get("site_index_builder")
+    if index_builder is not None and (
+        index_builder.get("validation_results_limit") != DATA_DOCS_RESULTS_LIMIT
+    ):
+        index_builder["validation_results_limit"] = DATA_DOCS_RESULTS_LIMIT
+        variables.data_docs_sites = sites
+        changed = True
+    if changed:
         variables.save()
     return context
 
 
-def _ensure_batch_definition(context: Any) -> Any:
+def _progress_bars_on(bars: Any) -> bool:
+    if bars is None:
+        return True
+    if isinstance(bars, Mapping):
+        return bool(bars.get("globally", True) or bars.get("metric_calculations", True))
+    return bool(bars.globally or bars.metric_calculations)
+
+
+def _ensure_batch_definition(context: FileDataContext) -> BatchDefinition:
     template = "${" + CONNECTION_VARIABLE + "}"
-    query = _state_rows_query(STATE_TABLES)
+    query = state_rows_query()
     datasource = context.data_sources.all().get(DATASOURCE_NAME)
     if datasource is None or str(datasource.connection_string) != template:
         datasource = context.data_sources.add_or_update_postgres(
@@ -275,69 +327,68 @@ def _ensure_batch_definition(context: Any) -> Any:
         asset = None
     if asset is None:
         asset = datasource.add_query_asset(name=ASSET_NAME, query=query)
-    definition = next(
-        (d for d in asset.batch_definitions if d.name == BATCH_DEFINITION_NAME), None
-    )
+    definition = next((d for d in asset.batch_definitions if d.name == BATCH_DEFINITION_NAME), None)
     if definition is None:
         definition = asset.add_batch_definition_whole_table(name=BATCH_DEFINITION_NAME)
     return definition
 
 
-def _ensure_suite(context: Any) -> Any:
+def _ensure_suite(context: FileDataContext) -> ExpectationSuite:
+    """The suite, rewritten only when its expectations changed and keeping the ids of those
+    that did not (Great Expectations' `add_or_update` compares ids too, so it renews them all)."""
     import great_expectations as gx
 
-    wanted = gx.ExpectationSuite(name=SUITE_NAME, expectations=_build_expectations())
-    existing = context.suites.all()
-    current = next((s for s in existing if s.name == SUITE_NAME), None)
-    if current is not None and _same_expectations(current.expectations, wanted.expectations):
+    wanted = gx.ExpectationSuite(name=SUITE_NAME, expectations=build_expectations())
+    current = _existing(context.suites, SUITE_NAME)
+    if current is None:
+        return context.suites.add(wanted)
+    current_ids = {_comparable(e): e.id for e in current.expectations}
+    if [_comparable(e) for e in current.expectations] == [
+        _comparable(e) for e in wanted.expectations
+    ]:
         return current
+    # Set after the suite is built: a suite refuses expectations that already have an id.
+    for expectation in wanted.expectations:
+        expectation.id = current_ids.get(_comparable(expectation))
     return context.suites.add_or_update(wanted)
 
 
-def _same_expectations(current: Sequence[Any], wanted: Sequence[Any]) -> bool:
-    return len(current) == len(wanted) and all(
-        c == w and c.meta == w.meta and c.description == w.description
-        for c, w in zip(current, wanted, strict=True)
-    )
+def _comparable(expectation: Expectation) -> str:
+    """An expectation's configuration without its id, as canonical text."""
+    fields = expectation.dict(exclude={"id", "rendered_content"})
+    return json.dumps(fields, sort_keys=True, default=str)
 
 
-def _ensure_checkpoint(context: Any) -> Any:
+def _ensure_checkpoint(context: FileDataContext) -> Checkpoint:
     import great_expectations as gx
 
     definition = _ensure_batch_definition(context)
     suite = _ensure_suite(context)
     validation = _existing(context.validation_definitions, VALIDATION_DEFINITION_NAME)
-    if (
-        validation is None
-        or validation.data.id != definition.id
-        or validation.suite.id != suite.id
-    ):
+    if validation is None or validation.data.id != definition.id or validation.suite.id != suite.id:
         validation = context.validation_definitions.add_or_update(
             gx.ValidationDefinition(name=VALIDATION_DEFINITION_NAME, data=definition, suite=suite)
         )
     checkpoint = _existing(context.checkpoints, CHECKPOINT_NAME)
-    result_format = {
-        "result_format": "COMPLETE",
-        "unexpected_index_column_names": ["table_name", "key"],
-    }
     if (
         checkpoint is None
         or [v.id for v in checkpoint.validation_definitions] != [validation.id]
         or [a.name for a in checkpoint.actions] != [DATA_DOCS_ACTION_NAME]
-        or checkpoint.result_format != result_format
+        or checkpoint.result_format != RESULT_FORMAT
     ):
         checkpoint = context.checkpoints.add_or_update(
             gx.Checkpoint(
                 name=CHECKPOINT_NAME,
                 validation_definitions=[validation],
                 actions=[gx.checkpoint.UpdateDataDocsAction(name=DATA_DOCS_ACTION_NAME)],
-                result_format=result_format,
+                result_format=RESULT_FORMAT,
             )
         )
     return checkpoint
 
 
 def _existing(factory: Any, name: str) -> Any:
+    """The named object of a context factory (`context.suites`, ...), or None."""
     from great_expectations.exceptions import DataContextError
 
     try:
@@ -346,23 +397,21 @@ def _existing(factory: Any, name: str) -> Any:
         return None
 
 
-def _data_docs_index(context: Any) -> str | None:
-    for site in context.get_docs_sites_urls(only_if_exists=True):
-        url = site.get("site_url")
-        if url:
-            return str(url)
+def _data_docs_index(context: FileDataContext) -> str | None:
+    for site in context.get_docs_sites_urls(site_name=DATA_DOCS_SITE, only_if_exists=True):
+        if site.get("site_url"):
+            return str(site["site_url"])
     return None
 
 
-def _dispose_engines(context: Any) -> None:
-    """Close the connections the run opened (the database may be dropped right after)."""
+def _dispose_engines(context: FileDataContext) -> None:
+    """Close the connections the run opened: the database may be dropped right after it."""
     datasource = context.data_sources.all().get(DATASOURCE_NAME)
-    if datasource is None:
-        return
-    for engine in (
+    engines = (
         getattr(datasource, "_engine", None),
         getattr(getattr(datasource, "_execution_engine", None), "engine", None),
-    ):
+    )
+    for engine in engines:
         if engine is not None:
             with contextlib.suppress(Exception):
                 engine.dispose()
@@ -371,17 +420,16 @@ def _dispose_engines(context: Any) -> None:
 # --- Results -------------------------------------------------------------------------------
 
 
-def _check_results(checkpoint_result: Any, link: str | None) -> list[CheckResult]:
+def _check_results(checkpoint_result: CheckpointResult, link: str | None) -> list[CheckResult]:
     checks = []
-    for validation in checkpoint_result.run_results.values():
-        for result in validation.results:
+    for suite_result in checkpoint_result.run_results.values():
+        for result in suite_result.results:
             config = result.expectation_config
-            meta = config.meta or {}
-            name = meta.get(_CHECK_NAME_KEY) or config.description or config.type
+            name = (config.meta or {}).get(_CHECK_NAME) or config.description or config.type
             checks.append(
                 CheckResult(
                     suite=SUITE,
-                    name=name,
+                    name=str(name),
                     passed=bool(result.success),
                     findings=() if result.success else _findings(result),
                     link=link,
@@ -390,11 +438,12 @@ def _check_results(checkpoint_result: Any, link: str | None) -> list[CheckResult
     return checks
 
 
-def _findings(result: Any) -> tuple[str, ...]:
-    info = result.exception_info or {}
-    if info.get("raised_exception"):
-        message = str(info.get("exception_message") or "unknown error").strip()
-        return (f"error: {_shorten(message.splitlines()[0] if message else message)}",)
+def _findings(result: ExpectationValidationResult) -> tuple[str, ...]:
+    """Up to `MAX_FINDINGS` lines: the offending rows (the last line says how many more there
+    are, if any), or the error that stopped the expectation."""
+    error = _error_message(result.exception_info)
+    if error is not None:
+        return (f"error: {error}",)
     details = result.result or {}
     rows = (details.get("details") or {}).get("unexpected_rows")
     if rows is None:
@@ -403,20 +452,33 @@ def _findings(result: Any) -> tuple[str, ...]:
         rows = [{"value": v} for v in details.get("partial_unexpected_list") or ()]
     total = details.get("observed_value")
     if not isinstance(total, int):
-        total = details.get("unexpected_count", len(rows))
-    rendered = [_render_row(row) for row in rows]
-    if total > len(rendered) or len(rendered) > MAX_FINDINGS:
-        shown = rendered[: MAX_FINDINGS - 1]
-        return (*shown, f"... and {total - len(shown)} more (see Data Docs)")
-    return tuple(rendered) or ("failed without offending rows",)
+        total = details.get("unexpected_count")
+    total = max(total if isinstance(total, int) else 0, len(rows))
+    if not rows:
+        return ("failed without naming offending rows; see Data Docs",)
+    if total <= MAX_FINDINGS:
+        return tuple(_render_row(row) for row in rows)
+    shown = [_render_row(row) for row in rows[: MAX_FINDINGS - 1]]
+    return (*shown, f"... and {total - len(shown)} more")
+
+
+def _error_message(info: Any) -> str | None:
+    """The first line of the error that stopped an expectation, if one did. Great Expectations
+    gives one `exception_info` or, when metrics failed, one per metric."""
+    if not isinstance(info, Mapping):
+        return None
+    infos = [info] if "raised_exception" in info else list(info.values())
+    for entry in infos:
+        if isinstance(entry, Mapping) and entry.get("raised_exception"):
+            message = str(entry.get("exception_message") or "").strip()
+            return _shorten(message.splitlines()[0] if message else "unknown error")
+    return None
 
 
 def _render_row(row: Any) -> str:
     if isinstance(row, Mapping):
-        text = ", ".join(f"{key}={_render_value(value)}" for key, value in row.items())
-    else:
-        text = _render_value(row)
-    return _shorten(text)
+        return _shorten(", ".join(f"{key}={_render_value(value)}" for key, value in row.items()))
+    return _shorten(_render_value(row))
 
 
 def _render_value(value: Any) -> str:
@@ -427,14 +489,50 @@ def _shorten(text: str, limit: int = 240) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+# --- Console noise -------------------------------------------------------------------------
+
+_BATCH_WARNING = "unexpected_rows_query should contain the {batch} parameter"
+
+
+class _WithoutBatchWarning(io.TextIOBase):
+    """A stdout passing everything through except the warning Great Expectations prints each
+    time it loads an `UnexpectedRowsExpectation` without `{batch}` (the request-id rule is one,
+    on purpose)."""
+
+    def __init__(self, target: TextIO) -> None:
+        self._target = target
+        self._after_warning = False
+
+    def write(self, text: str) -> int:
+        dropped = _BATCH_WARNING in text or (self._after_warning and text == "\n")
+        self._after_warning = _BATCH_WARNING in text
+        if not dropped:
+            self._target.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        self._target.flush()
+
+    # What terminal-aware writers (the CLI's progress display) ask of stdout: the real answers.
+    def isatty(self) -> bool:
+        return self._target.isatty()
+
+    def fileno(self) -> int:
+        return self._target.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self._target, "encoding", None) or "utf-8"
+
+
 @contextlib.contextmanager
 def _quiet() -> Iterator[None]:
-    """Keep Great Expectations' console output (prints, progress, info logs) out of the way."""
+    """Keep Great Expectations' console noise (that warning, its info logs) out of the way."""
     gx_logger = logging.getLogger("great_expectations")
     level = gx_logger.level
     gx_logger.setLevel(max(level, logging.WARNING))
     try:
-        with contextlib.redirect_stdout(io.StringIO()):
+        with contextlib.redirect_stdout(_WithoutBatchWarning(sys.stdout)):
             yield
     finally:
         gx_logger.setLevel(level)

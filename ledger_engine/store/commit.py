@@ -152,6 +152,11 @@ def _clean(value: Any) -> str | None:
     return value if storable_text(value) else None
 
 
+def _request_id(value: Any) -> str | None:
+    """A valid request id, or NULL: an invalid one takes no id (its raw line is kept)."""
+    return value if valid_request_id(value) else None
+
+
 def _readable(detail: str) -> str:
     return detail.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode("utf-8")
 
@@ -179,7 +184,7 @@ def _insert_log(conn: Connection, batch: BatchRecord) -> None:
                 line.source_file,
                 line.line_number,
                 _clean(event.stream) if event else None,
-                _clean(event.request_id) if event else None,
+                _request_id(event.request_id) if event else None,
                 payload,
                 outcome.status,
             )
@@ -209,7 +214,7 @@ def _insert_log(conn: Connection, batch: BatchRecord) -> None:
                     bid,
                     pos,
                     _clean(rejection.stream),
-                    _clean(rejection.request_id),
+                    _request_id(rejection.request_id),
                     rejection.reason,
                     _readable(rejection.detail),
                     line.raw,

@@ -1,0 +1,55 @@
+"""The `ledger` command, run as a user runs it, on the embedded defaults."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+LEDGER = [sys.executable, "-m", "ledger_engine.cli"]
+
+
+@pytest.fixture
+def env(tmp_path: Path):
+    environment = {
+        **os.environ,
+        "LEDGER_DATA_DIR": str(tmp_path),
+        "LEDGER_SPARK_MASTER": "local[2]",
+        "COLUMNS": "200",
+    }
+    environment.pop("LEDGER_DATABASE_URL", None)  # the embedded defaults, as on a fresh machine
+    yield environment
+    subprocess.run([*LEDGER, "db", "stop"], env=environment, check=True, capture_output=True)
+
+
+def ledger(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*LEDGER, *args], env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_demo_runs_the_pipeline_and_every_audit_passes(env, tmp_path: Path) -> None:
+    demo = ledger(env, "demo", "--events", "3000", "--accounts", "100")
+    assert demo.returncode == 0, demo.stdout + demo.stderr
+    assert "3000" in demo.stdout and "FAILED" not in demo.stdout
+    assert list((tmp_path / "reports").glob("audit-*.html"))
+
+    balance = ledger(env, "balance", "acct-000001")
+    assert balance.returncode == 0, balance.stderr
+    assert balance.stdout.startswith("acct-000001: ")
+
+    psql = ledger(env, "psql", "-tAc", "SELECT count(*) FROM reconciled_balances")
+    assert psql.returncode == 0, psql.stderr
+    assert int(psql.stdout.strip()) == 100
+
+    audit = ledger(env, "audit")
+    assert audit.returncode == 0, audit.stdout
+
+    tamper = ledger(
+        env, "psql", "-c", "UPDATE accounts SET value = value + 1 WHERE key = 'acct-000002'"
+    )
+    assert tamper.returncode == 0, tamper.stderr
+    audit = ledger(env, "audit")
+    assert audit.returncode == 1
+    assert "FAILED" in audit.stdout
