@@ -204,9 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
     balance = commands.add_parser("balance", help=cmd_balance.__doc__)
     balance.add_argument("account")
     balance.set_defaults(handler=cmd_balance)
-    psql = commands.add_parser("psql", help=cmd_psql.__doc__)
-    psql.add_argument("psql_args", nargs=argparse.REMAINDER)
-    psql.set_defaults(handler=cmd_psql)
+    # Everything after `ledger psql` goes to psql itself (see `main`).
+    commands.add_parser("psql", help=cmd_psql.__doc__).set_defaults(handler=cmd_psql)
     db = commands.add_parser("db", help=cmd_db.__doc__)
     db.add_argument("action", choices=["url", "stop"])
     db.set_defaults(handler=cmd_db)
@@ -214,7 +213,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if args.command == "psql":
+        args.psql_args = extra
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     settings = Settings.from_env()
     if args.spark_master:
         settings = settings.with_overrides(spark_master=args.spark_master)
