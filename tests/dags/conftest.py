@@ -1,0 +1,131 @@
+"""Fixtures for the DAG tests: an isolated Airflow home, a fresh ledger database, and a way to
+run `tests/dags/dag_runner.py` in a subprocess with exactly the environment a test chose.
+
+Airflow reads its configuration (AIRFLOW_HOME, the metadata database, the DAGs folder) when it
+is first imported, so every Airflow call happens in a subprocess: nothing Airflow configures
+(logging, settings) leaks into the pytest process or into other tests.
+
+PostgreSQL comes from `pg_server_url` (tests/conftest.py): the server at LEDGER_DATABASE_URL
+when that is set, otherwise an embedded pgserver started for the session and stopped after it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from psycopg2 import sql
+from sqlalchemy import create_engine, make_url
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DAGS_FOLDER = REPO_ROOT / "dags"
+RUNNER = Path(__file__).with_name("dag_runner.py")
+SUBPROCESS_TIMEOUT = 600  # seconds; a whole dag.test() takes well under a minute here
+
+
+def _inherited_environment() -> dict[str, str]:
+    """This process's environment without any Airflow or ledger setting of the caller's."""
+    return {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("AIRFLOW", "LEDGER_", "_AIRFLOW"))
+    }
+
+
+def run_logged(args: list[str], env: dict[str, str], log_path: Path, cwd: Path) -> None:
+    """Run a command with its output in `log_path`; fail the test, showing the log's tail,
+    if it exits non-zero."""
+    with log_path.open("w", encoding="utf-8") as log:
+        completed = subprocess.run(
+            args,
+            env=env,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            timeout=SUBPROCESS_TIMEOUT,
+            check=False,
+        )
+    if completed.returncode != 0:
+        tail = "\n".join(log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-60:])
+        pytest.fail(f"{' '.join(args)} exited {completed.returncode}; end of {log_path}:\n{tail}")
+
+
+def run_dag_runner(mode: str, env: dict[str, str], workdir: Path, name: str) -> dict[str, Any]:
+    """Run `dag_runner.py MODE` and return the JSON it wrote; its log is `<name>.log`."""
+    out = workdir / f"{name}.json"
+    run_logged(
+        [sys.executable, str(RUNNER), mode, str(DAGS_FOLDER), str(out)],
+        env,
+        workdir / f"{name}.log",
+        cwd=workdir,
+    )
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="session")
+def dag_runner() -> Callable[[str, dict[str, str], Path, str], dict[str, Any]]:
+    """`run_dag_runner`, for tests: `dag_runner(mode, env, workdir, name) -> result`."""
+    return run_dag_runner
+
+
+@pytest.fixture(scope="session")
+def airflow_base_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Environment of an Airflow installation of its own: a temporary AIRFLOW_HOME, a SQLite
+    metadata database in it, this repository's dags/ and no example DAGs."""
+    home = tmp_path_factory.mktemp("airflow_home")
+    return _inherited_environment() | {
+        "AIRFLOW_HOME": str(home),
+        "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS_FOLDER),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        # Spark's Python workers run PYSPARK_PYTHON, else whatever `python3` is on PATH; the
+        # `spark.pyspark.python` that ledger_engine.spark.session sets does not reach them.
+        # Without this they import `ledger_engine` only when started from the repository root.
+        "PYSPARK_PYTHON": sys.executable,
+    }
+
+
+@pytest.fixture(scope="session")
+def airflow_env(airflow_base_env: dict[str, str]) -> dict[str, str]:
+    """`airflow_base_env` with its metadata database migrated (`dag.test()` needs it)."""
+    home = Path(airflow_base_env["AIRFLOW_HOME"])
+    run_logged(
+        [sys.executable, "-m", "airflow", "db", "migrate"],
+        airflow_base_env,
+        home / "db-migrate.log",
+        cwd=home,
+    )
+    return airflow_base_env
+
+
+def _execute_autocommit(server_url: str, statement: sql.Composable) -> None:
+    admin = create_engine(server_url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.connection.cursor().execute(statement)
+    finally:
+        admin.dispose()
+
+
+@pytest.fixture(scope="module")
+def ledger_database_url(pg_server_url: str) -> Iterator[str]:
+    """URL of a new, empty, uniquely named database for one test module's ledger, dropped
+    (`WITH (FORCE)`) afterwards. The pipeline applies the schema itself."""
+    name = f"ledger_dag_{uuid.uuid4().hex[:12]}"
+    _execute_autocommit(pg_server_url, sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    try:
+        yield make_url(pg_server_url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        _execute_autocommit(
+            pg_server_url,
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)),
+        )

@@ -1,0 +1,95 @@
+"""Run by the DAG tests in a subprocess, so that Airflow reads its configuration (AIRFLOW_HOME,
+its metadata database, the DAGs folder) and the ledger its `LEDGER_*` settings from an
+environment the test prepared, and so that Airflow's logging set-up stays out of the pytest
+process.
+
+    python dag_runner.py parse DAGS_FOLDER OUT.json
+        Parse the folder with `DagBag`; write import errors and each DAG's structure.
+    python dag_runner.py test DAGS_FOLDER OUT.json [DAG_ID]
+        Run the DAG once with `dag.test()`; write the run's state, each task's state and the
+        tasks' return values (XCom).
+
+Exits 0 once the JSON is written, whatever the DAG run's outcome: the test judges it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+LAZY_MODULES = ("ledger_engine", "pyspark", "great_expectations", "pgserver")
+
+
+def parse(dags_folder: Path) -> dict[str, Any]:
+    from airflow.models import DagBag
+
+    bag = DagBag(dag_folder=str(dags_folder))
+    dags = {}
+    for dag_id, dag in bag.dags.items():
+        dags[dag_id] = {
+            "fileloc": dag.fileloc,
+            "schedule": str(dag.schedule) if dag.schedule is not None else None,
+            "catchup": dag.catchup,
+            "max_active_runs": dag.max_active_runs,
+            "tags": sorted(dag.tags),
+            "params": sorted(dag.params.keys()),
+            "task_ids": [t.task_id for t in dag.topological_sort()],
+            "tasks": {
+                t.task_id: {
+                    "upstream": sorted(t.upstream_task_ids),
+                    "downstream": sorted(t.downstream_task_ids),
+                    "trigger_rule": getattr(t.trigger_rule, "value", str(t.trigger_rule)),
+                    "retries": t.retries,
+                }
+                for t in dag.tasks
+            },
+        }
+    return {
+        "import_errors": {str(k): str(v) for k, v in bag.import_errors.items()},
+        "dags": dags,
+        # Parsing must not import the platform: task bodies import it lazily.
+        "modules_loaded_by_parsing": sorted(
+            m for m in LAZY_MODULES if any(n == m or n.startswith(m + ".") for n in sys.modules)
+        ),
+    }
+
+
+def run(dags_folder: Path, dag_id: str) -> dict[str, Any]:
+    from airflow.models import DagBag
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+
+    bag = DagBag(dag_folder=str(dags_folder))
+    if bag.import_errors:
+        raise SystemExit(f"import errors: {bag.import_errors}")
+    dag = bag.dags[dag_id]
+    dag_run = dag.test()
+    with create_session() as session:
+        tis = dag_run.get_task_instances(session=session)
+        xcoms = session.scalars(
+            XComModel.get_many(run_id=dag_run.run_id, dag_ids=dag_id, key="return_value")
+        ).all()
+        return {
+            "run_id": dag_run.run_id,
+            "state": str(dag_run.get_state()),
+            "task_states": {ti.task_id: str(ti.state) for ti in tis},
+            "xcom": {x.task_id: XComModel.deserialize_value(x) for x in xcoms},
+        }
+
+
+def main(argv: list[str]) -> int:
+    mode, dags_folder, out = argv[0], Path(argv[1]), Path(argv[2])
+    if mode == "parse":
+        result = parse(dags_folder)
+    elif mode == "test":
+        result = run(dags_folder, argv[3] if len(argv) > 3 else "ledger_pipeline")
+    else:
+        raise SystemExit(f"unknown mode {mode!r}")
+    out.write_text(json.dumps(result, indent=2, default=str), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,260 @@
+"""The `ledger_pipeline` DAG: it parses cleanly, and whole runs with `dag.test()` commit events to
+a real PostgreSQL, audit them, and fail visibly when a balance is changed behind the engine's
+back.
+
+Each Airflow call runs in a subprocess (`dag_runner.py`) with an isolated AIRFLOW_HOME and the
+`LEDGER_*` settings of the test: see conftest.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, create_engine, text
+
+from ledger_engine.apps.bank_events import generate_events, write_event_files
+
+DAG_ID = "ledger_pipeline"
+TASKS = [
+    "run_micro_batches",
+    "great_expectations_checkpoint",
+    "merkle_snapshot_check",
+    "write_audit_report",
+]
+AUDIT_TASKS = ["great_expectations_checkpoint", "merkle_snapshot_check"]
+EVENTS = 2_000
+ACCOUNTS = 100
+EVENTS_PER_FILE = 500
+FILES_PER_BATCH = 2
+
+# The `dag_runner` fixture: (mode, env, workdir, name) -> the JSON that dag_runner.py wrote.
+Runner = Callable[[str, dict[str, str], Path, str], dict[str, Any]]
+
+
+# --- Parsing ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def parsed(
+    dag_runner: Runner,
+    airflow_base_env: dict[str, str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict:
+    """What `DagBag` makes of the dags/ folder (LEDGER_DAG_SCHEDULE is unset there)."""
+    return dag_runner("parse", airflow_base_env, tmp_path_factory.mktemp("parse"), "parse")
+
+
+def test_dags_folder_imports_without_errors(parsed: dict) -> None:
+    assert parsed["import_errors"] == {}
+    assert list(parsed["dags"]) == [DAG_ID]
+    assert Path(parsed["dags"][DAG_ID]["fileloc"]).name == "ledger_pipeline.py"
+
+
+def test_parsing_does_not_import_the_platform(parsed: dict) -> None:
+    # Task bodies import ledger_engine (and so Spark and Great Expectations) lazily.
+    assert parsed["modules_loaded_by_parsing"] == []
+
+
+def test_dag_settings(parsed: dict) -> None:
+    dag = parsed["dags"][DAG_ID]
+    assert dag["schedule"] == "*/15 * * * *"
+    assert dag["catchup"] is False
+    assert dag["max_active_runs"] == 1
+    assert {"ledger", "audit"} <= set(dag["tags"])
+    assert dag["params"] == [], "the DAG needs no params or run conf"
+
+
+def test_the_schedule_can_be_changed_or_turned_off(
+    dag_runner: Runner, airflow_base_env: dict[str, str], tmp_path: Path
+) -> None:
+    env = airflow_base_env | {"LEDGER_DAG_SCHEDULE": "none"}
+    manual_only = dag_runner("parse", env, tmp_path, "parse-manual")
+    assert manual_only["import_errors"] == {}
+    assert manual_only["dags"][DAG_ID]["schedule"] is None
+
+
+def test_tasks_and_their_dependencies(parsed: dict) -> None:
+    dag = parsed["dags"][DAG_ID]
+    assert dag["task_ids"] == TASKS, "topological order"
+    tasks = dag["tasks"]
+    assert tasks["run_micro_batches"]["upstream"] == []
+    assert tasks["great_expectations_checkpoint"]["upstream"] == ["run_micro_batches"]
+    assert tasks["merkle_snapshot_check"]["upstream"] == ["great_expectations_checkpoint"]
+    assert set(tasks["write_audit_report"]["upstream"]) == set(TASKS[:-1])
+    assert tasks["write_audit_report"]["downstream"] == [], "the report is the only leaf"
+    assert [t for t in TASKS if not tasks[t]["downstream"]] == ["write_audit_report"]
+    assert tasks["run_micro_batches"]["trigger_rule"] == "all_success"
+    for task_id in [*AUDIT_TASKS, "write_audit_report"]:
+        assert tasks[task_id]["trigger_rule"] == "all_done", task_id
+
+
+# --- Whole runs against PostgreSQL --------------------------------------------------------
+
+
+@dataclass
+class Ledger:
+    """One ledger deployment driven by the DAG: its environment, folders and database."""
+
+    env: dict[str, str]
+    workdir: Path
+    data_dir: Path
+    engine: Engine
+    runner: Runner
+
+    def run_dag(self, name: str) -> dict[str, Any]:
+        """One whole DAG run with `dag.test()`; its log is `<workdir>/<name>.log`."""
+        return self.runner("test", self.env, self.workdir, name)
+
+    def log_tail(self, name: str, lines: int = 80) -> str:
+        """The end of a run's log, to show with a failed assertion."""
+        log = (self.workdir / f"{name}.log").read_text(encoding="utf-8", errors="replace")
+        return "\n".join(log.splitlines()[-lines:])
+
+    def scalar(self, query: str) -> Any:
+        with self.engine.connect() as conn:
+            return conn.execute(text(query)).scalar_one()
+
+    def reports(self) -> list[Path]:
+        return sorted((self.data_dir / "reports").glob("audit-*.html"))
+
+
+def make_ledger(
+    runner: Runner, airflow_env: dict[str, str], database_url: str, workdir: Path, **env: str
+) -> Ledger:
+    """A ledger on `database_url` with a generated bank workload landed in its inbox; `env`
+    overrides its `LEDGER_*` settings."""
+    data_dir = workdir / "ledger"
+    settings = {
+        "LEDGER_DATABASE_URL": database_url,
+        "LEDGER_DATA_DIR": str(data_dir),
+        "LEDGER_SPARK_MASTER": "local[2]",
+        "LEDGER_FILES_PER_BATCH": str(FILES_PER_BATCH),
+    }
+    events = generate_events(EVENTS, accounts=ACCOUNTS, seed=11)
+    write_event_files(events, data_dir / "inbox", events_per_file=EVENTS_PER_FILE)
+    engine = create_engine(database_url)
+    return Ledger(airflow_env | settings | env, workdir, data_dir, engine, runner)
+
+
+@pytest.fixture(scope="module")
+def ledger(
+    dag_runner: Runner,
+    airflow_env: dict[str, str],
+    ledger_database_url: str,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Ledger]:
+    """A fresh database and data folder with a generated bank workload landed in the inbox."""
+    workdir = tmp_path_factory.mktemp("ledger_dag")
+    ledger = make_ledger(dag_runner, airflow_env, ledger_database_url, workdir)
+    try:
+        yield ledger
+    finally:
+        ledger.engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def first_run(ledger: Ledger) -> dict[str, Any]:
+    """The DAG's first run over the landed workload."""
+    return ledger.run_dag("first-run")
+
+
+def test_a_run_commits_every_event_and_passes_every_audit(
+    ledger: Ledger, first_run: dict[str, Any]
+) -> None:
+    assert first_run["task_states"] == dict.fromkeys(TASKS, "success"), ledger.log_tail("first-run")
+    assert first_run["state"] == "success"
+
+    summary = first_run["xcom"]["run_micro_batches"]
+    expected_batches = -(-EVENTS // EVENTS_PER_FILE) // FILES_PER_BATCH
+    assert summary["batches"] == expected_batches
+    assert summary["ingested"] == EVENTS
+    assert summary["applied"] + summary["rejected"] + summary["duplicates"] == EVENTS
+    assert summary["applied"] > 0
+
+    assert ledger.scalar("SELECT count(*) FROM ledger_batches") == expected_batches
+    assert ledger.scalar("SELECT sum(events_ingested) FROM ledger_batches") == EVENTS
+    assert ledger.scalar("SELECT sum(applied) FROM ledger_batches") == summary["applied"]
+    assert ledger.scalar("SELECT count(*) FROM ledger_events") == EVENTS
+    assert ledger.scalar("SELECT count(*) FROM accounts") == ACCOUNTS
+
+    for task_id in AUDIT_TASKS:
+        audit = first_run["xcom"][task_id]
+        assert audit["checks"] > 0
+        assert audit["passed"] == audit["checks"]
+        assert audit["failed"] == []
+
+    report = first_run["xcom"]["write_audit_report"]
+    assert report["passed"] is True
+    page = Path(report["report"])
+    assert page.parent == ledger.data_dir / "reports"
+    assert "All audits passed." in page.read_text(encoding="utf-8")
+    assert (page.parent / "index.html").is_file()
+
+
+def test_a_balance_changed_behind_the_engines_back_fails_the_run(
+    ledger: Ledger, first_run: dict[str, Any]
+) -> None:
+    assert first_run["state"] == "success", ledger.log_tail("first-run")
+    reports_before = ledger.reports()
+    with ledger.engine.begin() as conn:
+        changed = conn.execute(
+            text(
+                "UPDATE accounts SET value = value + 1 WHERE key = (SELECT min(key) FROM accounts)"
+            )
+        ).rowcount
+    assert changed == 1
+
+    second = ledger.run_dag("tampered-run")
+
+    states = second["task_states"]
+    assert second["state"] == "failed", ledger.log_tail("tampered-run")
+    assert states["run_micro_batches"] == "success", "no new files: nothing to commit"
+    assert second["xcom"]["run_micro_batches"]["batches"] == 0
+    for task_id in AUDIT_TASKS:
+        assert states[task_id] == "failed", task_id
+    assert states["write_audit_report"] == "failed", "the leaf fails, so the run fails"
+    assert "write_audit_report" not in second["xcom"]
+
+    log = (ledger.workdir / "tampered-run.log").read_text(encoding="utf-8", errors="replace")
+    assert "audit check(s) failed" in log, "the audit tasks list their failed checks"
+    assert "check failed: merkle: merkle root of accounts" in log
+    assert "check failed: great_expectations: " in log
+
+    new_reports = [p for p in ledger.reports() if p not in reports_before]
+    assert len(new_reports) == 1, "the report is written even though the audits failed"
+    page = new_reports[0].read_text(encoding="utf-8")
+    assert "audit check(s) failed." in page
+    assert "merkle root of accounts" in page
+
+
+def test_a_failed_micro_batch_run_is_still_audited_and_reported_and_fails_the_run(
+    dag_runner: Runner,
+    airflow_env: dict[str, str],
+    empty_database_url: str,
+    tmp_path: Path,
+) -> None:
+    # A Spark master URL that Spark cannot parse: the micro-batch task fails at once.
+    broken = make_ledger(
+        dag_runner, airflow_env, empty_database_url, tmp_path, LEDGER_SPARK_MASTER="bogus://x"
+    )
+    try:
+        run = broken.run_dag("broken-run")
+        states = run["task_states"]
+        assert states["run_micro_batches"] == "failed", broken.log_tail("broken-run")
+        # Nothing was committed, and nothing committed is wrong: the audits pass...
+        assert states["great_expectations_checkpoint"] == "success"
+        assert states["merkle_snapshot_check"] == "success"
+        assert broken.scalar("SELECT count(*) FROM ledger_batches") == 0
+        # ...but the report says the micro-batches failed, and the run fails.
+        assert states["write_audit_report"] == "failed"
+        assert run["state"] == "failed"
+        log = (tmp_path / "broken-run.log").read_text(encoding="utf-8", errors="replace")
+        assert "task did not succeed: run_micro_batches" in log
+        [page] = broken.reports()
+        assert "run_micro_batches committed the inbox" in page.read_text(encoding="utf-8")
+    finally:
+        broken.engine.dispose()
