@@ -6,6 +6,7 @@ only on a Unix socket there, and keeps its data between commands.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pgserver
@@ -23,11 +24,16 @@ def start_embedded(pgdata: Path, *, keep_running: bool) -> str:
 
 
 def stop_embedded(pgdata: Path) -> bool:
-    """Stop the embedded server in `pgdata` if one runs there; True if one was running."""
+    """Stop the embedded server in `pgdata` if one runs there; True if one was running.
+
+    Calls `pg_ctl stop` directly: pgserver's own handles only stop a server when no other
+    handle of the same process is open, which is not the case for a caller that started it.
+    """
     if not (pgdata / "postmaster.pid").exists():
         return False
-    # A handle in "stop" mode stops the server when its last handle (this one) is released.
-    pgserver.get_server(pgdata, cleanup_mode="stop").cleanup()
+    # pgserver runs PostgreSQL as the user `pgserver` when started by root; stop it as that user.
+    user = "pgserver" if os.geteuid() == 0 else None
+    pgserver.pg_ctl(["-w", "stop"], pgdata=pgdata, user=user)
     return True
 
 
