@@ -9,6 +9,7 @@
 | `LEDGER_PGDATA` | `$LEDGER_DATA_DIR/pgdata` | embedded PostgreSQL's data folder |
 | `LEDGER_REPORTS` | `$LEDGER_DATA_DIR/reports` | audit reports and Data Docs |
 | `LEDGER_SPARK_MASTER` | `local[*]` | Spark master URL (`spark://host:7077` for a cluster) |
+| `LEDGER_SPARK_DRIVER_HOST` | `127.0.0.1` | host name cluster workers reach the Spark driver by |
 | `LEDGER_FILES_PER_BATCH` | `4` | event files per micro-batch |
 | `LEDGER_APP` | `ledger_engine.apps.bank:build_ledger` | `module:function` that builds the ledger |
 """
@@ -34,6 +35,7 @@ class Settings:
     pgdata: Path
     reports: Path
     spark_master: str
+    spark_driver_host: str
     files_per_batch: int
     app: str
 
@@ -52,6 +54,7 @@ class Settings:
             pgdata=Path(env.get("LEDGER_PGDATA", data_dir / "pgdata")).resolve(),
             reports=Path(env.get("LEDGER_REPORTS", data_dir / "reports")).resolve(),
             spark_master=env.get("LEDGER_SPARK_MASTER", "local[*]"),
+            spark_driver_host=env.get("LEDGER_SPARK_DRIVER_HOST", "127.0.0.1"),
             files_per_batch=files_per_batch,
             app=env.get("LEDGER_APP", "ledger_engine.apps.bank:build_ledger"),
         )

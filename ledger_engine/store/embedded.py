@@ -7,9 +7,14 @@ only on a Unix socket there, and keeps its data between commands.
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
 import pgserver
+
+# pgserver asks platformdirs for a runtime folder, which headless machines lack; the fallback it
+# then warns about (a folder under /tmp) is fine and the warning is only noise in the CLI.
+warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
 
 
 def start_embedded(pgdata: Path, *, keep_running: bool) -> str:

@@ -103,9 +103,7 @@ def test_every_expectation_passes_on_what_the_engine_committed(
     # Events with invalid request ids ('', 7) are stored with none, so they take none...
     assert reused_ids == []
     # ...and are rejected with the reason and detail the engine records for them.
-    assert invalid_id_rejections == [
-        ("invalid_event", "request_id must be a non-empty string")
-    ] * 3
+    assert invalid_id_rejections == [("invalid_event", "request_id must be a non-empty string")] * 3
 
     results = audit(bank_database_url, project_root)
 
