@@ -3,11 +3,15 @@
 `execute` is the single place where transaction semantics live (DESIGN.md, points 3 to 7):
 key resolution, one buffer per (table, key), access enforcement, abort, and the rejection
 reasons. Runners differ only in where rows come from and in which order events are fed in.
+
+A parallel runner may *defer* rows that the whole batch only ever adds to: `execute` then
+starts them at 0, records the transaction's deltas as a `PendingAdd`, and leaves the row's
+before and after values (and the int64 range check of its running total) to
+`ledger_engine.commutative`, which settles every pending add of a row in batch order.
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -24,18 +28,47 @@ from ledger_engine.model import (
     Rejection,
     Result,
 )
-from ledger_engine.values import Problem, int64_problem, is_int, json_problem, key_problem
+from ledger_engine.values import (
+    Problem,
+    int64_problem,
+    is_int,
+    json_copy,
+    json_problem,
+    key_problem,
+)
 from ledger_engine.values import value_problem as _value_problem
 
 RowKey = tuple[str, Any]
 ReadRow = Callable[[Table, Any], Any]
+IsDeferred = Callable[[Table, Any], bool]
+
+
+@dataclass(frozen=True, slots=True)
+class PendingAdd:
+    """The deltas a transaction added to a deferred row, in place of a `Change`.
+
+    `delta` is their sum; `low` and `high` are the lowest and highest running total of the
+    deltas (starting at 0), so that the settling step can check every intermediate value the
+    serial runner would have range-checked.
+    """
+
+    request_id: str
+    table: str
+    key: Any
+    delta: int
+    low: int
+    high: int
 
 
 @dataclass(frozen=True)
 class Applied:
-    """A transaction that committed: its row writes (in binding order) and its results."""
+    """A transaction that committed: its row writes (in binding order) and its results.
 
-    changes: tuple[Change, ...]
+    `changes` holds a `PendingAdd` for each deferred row, in the place its `Change` takes once
+    the row is settled.
+    """
+
+    changes: tuple[Change | PendingAdd, ...]
     results: tuple[Result, ...]
 
 
@@ -61,7 +94,7 @@ class Context:
         problem = json_problem(payload, "emitted result")
         if problem is not None:
             self.fail(problem)
-        self._results.append(copy.deepcopy(payload))
+        self._results.append(json_copy(payload))
 
     def abort(self, detail: str = "") -> None:
         """Discard this transaction's writes and results; the event is rejected as `aborted`."""
@@ -74,16 +107,37 @@ class Context:
 
 
 class _Row:
-    """The one buffer of a (table, key) that all bindings of a transaction share."""
+    """The one buffer of a (table, key) that all bindings of a transaction share.
 
-    __slots__ = ("before", "key", "table", "value", "written")
+    A deferred row starts at 0 and accumulates this transaction's deltas; `low` and `high`
+    track their running total.
+    """
 
-    def __init__(self, table: Table, key: Any, before: Any) -> None:
+    __slots__ = ("before", "deferred", "high", "key", "low", "table", "value", "written")
+
+    def __init__(self, table: Table, key: Any, before: Any, *, deferred: bool = False) -> None:
         self.table = table
         self.key = key
         self.before = before
         self.value = before
         self.written = False
+        self.deferred = deferred
+        self.low = self.high = 0
+
+    def change(self, request_id: str) -> Change | PendingAdd:
+        if self.deferred:
+            return PendingAdd(
+                request_id, self.table.name, self.key, self.value, self.low, self.high
+            )
+        return Change(request_id, self.table.name, self.key, self.before, self.value)
+
+
+def _private(value: Any) -> Any:
+    """A copy the caller may mutate: ints and strs are immutable, dicts are copied."""
+    kind = type(value)
+    if kind is int or kind is str or value is None:
+        return value
+    return json_copy(value)
 
 
 class StateAccess:
@@ -103,7 +157,7 @@ class StateAccess:
     def read(self) -> Any:
         """The row's current value, or `None` if it does not exist."""
         self._require(self._access.reads, "read")
-        return copy.deepcopy(self._row.value)
+        return _private(self._row.value)
 
     def read_or(self, default: Any) -> Any:
         """The row's current value, or `default` if it does not exist."""
@@ -131,20 +185,26 @@ class StateAccess:
         if not is_int(delta):
             kind = type(delta).__name__
             self._ctx.fail(Problem(TYPE_ERROR, f"{where} must be an int, got {kind}"))
-        current = 0 if self._row.value is None else self._row.value
+        row = self._row
+        current = 0 if row.value is None else row.value
         total = current + delta
-        problem = int64_problem(total, f"{self._row.table.name}[{self._row.key!r}]")
-        if problem is not None:
-            self._ctx.fail(problem)
-        self._row.value = total
-        self._row.written = True
+        if row.deferred:
+            # The row's real value is unknown here; its range is checked when it is settled.
+            row.low = min(row.low, total)
+            row.high = max(row.high, total)
+        else:
+            problem = int64_problem(total, f"{row.table.name}[{row.key!r}]")
+            if problem is not None:
+                self._ctx.fail(problem)
+        row.value = total
+        row.written = True
 
     def _store(self, value: Any) -> None:
         table = self._row.table
         problem = _value_problem(value, table.value_type, f"value written through {self._name!r}")
         if problem is not None:
             self._ctx.fail(problem)
-        self._row.value = copy.deepcopy(value)
+        self._row.value = _private(value)
         self._row.written = True
 
     def _require(self, allowed: bool, operation: str) -> None:
@@ -176,24 +236,37 @@ def resolve_keys(stream: Stream, payload: Any) -> list[Any] | Problem:
 
 
 def execute(
-    stream: Stream, event: Event, keys: list[Any], read_row: ReadRow
+    stream: Stream,
+    event: Event,
+    keys: list[Any],
+    read_row: ReadRow,
+    deferred: IsDeferred | None = None,
 ) -> Applied | Rejection:
     """Run `event`'s transaction; `keys` come from `resolve_keys`, rows from `read_row`.
 
-    Nothing is written anywhere: the caller applies the returned changes to its state.
+    Rows for which `deferred(table, key)` is true are not read: the batch only adds to them
+    (see the module docstring). Nothing is written anywhere: the caller applies the returned
+    changes to its state.
     """
     assert len(keys) == len(stream.bindings), "one key per binding"
     rows: dict[RowKey, _Row] = {}
     ctx = Context()
     accesses: dict[str, StateAccess] = {}
     for binding, key in zip(stream.bindings, keys, strict=True):
-        row_key = (binding.table.name, key)
+        table = binding.table
+        row_key = (table.name, key)
         row = rows.get(row_key)
         if row is None:
-            row = rows[row_key] = _Row(binding.table, key, read_row(binding.table, key))
+            if deferred is not None and deferred(table, key):
+                assert binding.access is AccessType.ADD, "only added-to rows are deferred"
+                row = _Row(table, key, 0, deferred=True)
+            else:
+                row = _Row(table, key, read_row(table, key))
+            rows[row_key] = row
+        assert not row.deferred or binding.access is AccessType.ADD, "a deferred row is read"
         accesses[binding.name] = StateAccess(row, binding.access, ctx, binding.name)
 
-    payload = copy.deepcopy(event.payload)
+    payload = json_copy(event.payload)
     try:
         stream.fn(payload, ctx, **accesses)
     except _Stop:
@@ -209,10 +282,6 @@ def execute(
             reason = f"{FUNCTION_ERROR}: {failure.detail}"
         return Rejection(event.stream, event.request_id, reason, failure.detail)
 
-    changes = tuple(
-        Change(event.request_id, row.table.name, row.key, row.before, row.value)
-        for row in rows.values()
-        if row.written
-    )
+    changes = tuple(row.change(event.request_id) for row in rows.values() if row.written)
     results = tuple(Result(event.stream, event.request_id, p) for p in ctx._results)
     return Applied(changes, results)

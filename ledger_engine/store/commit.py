@@ -20,11 +20,11 @@ from psycopg2 import sql
 from psycopg2.extras import Json, execute_values
 from sqlalchemy import Connection, Engine, text
 
+from ledger_engine.admission import valid_request_id
 from ledger_engine.api import StreamingLedger
 from ledger_engine.audit.merkle import merkle_root
 from ledger_engine.batch import APPLIED, DUPLICATE, REJECTED, BatchRecord, LineOutcome
 from ledger_engine.model import canonical_hash, canonical_json
-from ledger_engine.serial import valid_request_id
 from ledger_engine.store.state import key_text, snapshot_rows
 from ledger_engine.values import json_problem, storable_text
 

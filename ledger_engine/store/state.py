@@ -14,8 +14,8 @@ from typing import Any
 from psycopg2 import sql
 from sqlalchemy import Connection, text
 
+from ledger_engine.admission import valid_request_id
 from ledger_engine.api import StreamingLedger, Table
-from ledger_engine.serial import valid_request_id
 
 _SQL_VALUE_TYPE = {int: "bigint", str: "text", dict: "jsonb"}
 _SQL_KEY_TYPE = {int: "bigint", str: "text"}

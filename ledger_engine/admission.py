@@ -1,0 +1,93 @@
+"""What can be decided about an event before any row is read: admission.
+
+An event ends before its transaction runs when its request id is invalid (`invalid_event`), when
+its request id was seen before (a duplicate), or when its stream, payload or keys are unusable
+(`invalid_event`, `bad_key`, `type_error`, `overflow`). All of it depends only on the event and
+on the request ids before it, never on table state; so a parallel runner can screen events on
+many workers and settle duplicates by grouping on request id, while the serial runner does the
+same steps one event at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ledger_engine.api import Stream
+from ledger_engine.model import (
+    EXISTS,
+    EXISTS_WITH_DIFFERENT_PAYLOAD,
+    INVALID_EVENT,
+    Duplicate,
+    Event,
+    Rejection,
+)
+from ledger_engine.transaction import resolve_keys
+from ledger_engine.values import Problem, json_problem, storable_text
+
+INVALID_REQUEST_ID = "request_id must be a non-empty string"
+
+
+def valid_request_id(request_id: Any) -> bool:
+    """A request id is a non-empty string PostgreSQL can store."""
+    return isinstance(request_id, str) and bool(request_id) and storable_text(request_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Screened:
+    """An event after the checks that need no other event.
+
+    `request_id` is `None` when the event has no valid request id: it is then rejected with
+    `rejection` and takes part in no deduplication. Otherwise the event is a duplicate if its
+    request id came before; if not, it is rejected with `rejection` when that is set, and runs
+    `stream` with `keys` when it is not.
+    """
+
+    request_id: str | None
+    fingerprint: str  # of stream and payload; "" without a valid request id
+    rejection: Rejection | None
+    stream: Stream | None = None
+    keys: tuple[Any, ...] | None = None
+
+    def __post_init__(self) -> None:
+        assert (self.rejection is None) == (self.stream is not None and self.keys is not None)
+        assert self.request_id is not None or self.rejection is not None
+
+
+def screen(streams: Mapping[str, Stream], event: Event) -> Screened:
+    """Check `event` on its own: request id, stream, payload and keys."""
+    rid = event.request_id
+    if not valid_request_id(rid):
+        return Screened(None, "", Rejection(event.stream, rid, INVALID_EVENT, INVALID_REQUEST_ID))
+    fingerprint = event.fingerprint()
+    stream = streams.get(event.stream) if isinstance(event.stream, str) else None
+    if stream is None:
+        rejection = Rejection(event.stream, rid, INVALID_EVENT, f"unknown stream {event.stream!r}")
+        return Screened(rid, fingerprint, rejection)
+    if not isinstance(event.payload, dict):
+        kind = type(event.payload).__name__
+        rejection = Rejection(
+            event.stream, rid, INVALID_EVENT, f"payload must be an object, not {kind}"
+        )
+        return Screened(rid, fingerprint, rejection)
+    problem = json_problem(event.payload, "payload")
+    if problem is not None:
+        return Screened(
+            rid, fingerprint, Rejection(event.stream, rid, INVALID_EVENT, problem.detail)
+        )
+    keys = resolve_keys(stream, event.payload)
+    if isinstance(keys, Problem):
+        return Screened(rid, fingerprint, Rejection(event.stream, rid, keys.reason, keys.detail))
+    return Screened(rid, fingerprint, None, stream, tuple(keys))
+
+
+def duplicate_kind(fingerprint: str, first_fingerprint: str) -> str:
+    """`exists` for a retry of the first event of a request id, else a clash."""
+    return EXISTS if fingerprint == first_fingerprint else EXISTS_WITH_DIFFERENT_PAYLOAD
+
+
+def duplicate(event: Event, screened: Screened, first_fingerprint: str) -> Duplicate:
+    assert screened.request_id is not None
+    kind = duplicate_kind(screened.fingerprint, first_fingerprint)
+    return Duplicate(event.stream, screened.request_id, kind)
