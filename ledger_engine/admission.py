@@ -10,7 +10,7 @@ same steps one event at a time.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,3 +91,37 @@ def duplicate(event: Event, screened: Screened, first_fingerprint: str) -> Dupli
     assert screened.request_id is not None
     kind = duplicate_kind(screened.fingerprint, first_fingerprint)
     return Duplicate(event.stream, screened.request_id, kind)
+
+
+def admit(
+    streams: Mapping[str, Stream], event: Event, seen: MutableMapping[str, str]
+) -> Screened | Rejection | Duplicate:
+    """Decide whether `event` runs: its screening, or why it is rejected or a duplicate.
+
+    A request id is remembered (in `seen`, id -> fingerprint) as soon as it is admitted or
+    rejected here, so that a retry of a rejected event is a duplicate too.
+    """
+    return verdict(event, screen(streams, event), seen)
+
+
+def verdict(
+    event: Event, screened: Screened, seen: MutableMapping[str, str]
+) -> Screened | Rejection | Duplicate:
+    """`admit` for an event already screened."""
+    rid = screened.request_id
+    if rid is None:
+        assert screened.rejection is not None
+        return screened.rejection
+    first = seen.get(rid)
+    if first is not None:
+        return duplicate(event, screened, first)
+    seen[rid] = screened.fingerprint
+    return screened.rejection or screened
+
+
+def admit_batch(
+    streams: Mapping[str, Stream], events: Sequence[Event], known: Mapping[str, str]
+) -> list[Screened | Rejection | Duplicate]:
+    """`admit` for every event of a batch, after the request ids `known` from earlier runs."""
+    seen = dict(known)
+    return [admit(streams, event, seen) for event in events]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, MutableMapping
 from typing import Any
 
-from ledger_engine.admission import Screened, duplicate, screen
+from ledger_engine.admission import Screened, admit
 from ledger_engine.api import Stream, StreamingLedger, Table
 from ledger_engine.model import (
     INT64_MAX,
@@ -23,26 +23,6 @@ from ledger_engine.transaction import Applied, execute
 from ledger_engine.values import json_copy, key_problem, value_problem
 
 State = dict[str, dict[Any, Any]]
-
-
-def admit(
-    streams: Mapping[str, Stream], event: Event, seen: MutableMapping[str, str]
-) -> Screened | Rejection | Duplicate:
-    """Decide whether `event` runs: its screening, or why it is rejected or a duplicate.
-
-    A request id is remembered (in `seen`, id -> fingerprint) as soon as it is admitted or
-    rejected here, so that a retry of a rejected event is a duplicate too.
-    """
-    screened = screen(streams, event)
-    rid = screened.request_id
-    if rid is None:
-        assert screened.rejection is not None
-        return screened.rejection
-    first = seen.get(rid)
-    if first is not None:
-        return duplicate(event, screened, first)
-    seen[rid] = screened.fingerprint
-    return screened.rejection or screened
 
 
 def initial_state(ledger: StreamingLedger, state: Mapping[str, Mapping[Any, Any]] | None) -> State:

@@ -1,0 +1,126 @@
+"""Executing one bin of one round: the transactions one worker runs, in batch order.
+
+A bin receives the rows its transactions need (every row they touch but the deferred ones,
+absent rows as `None`) and the transactions themselves, sorted by position. It runs them one
+at a time against its own copy of those rows. The schedule guarantees that no other bin of the
+round writes or adds to a row this bin touches, so the copy is the truth for the round.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
+from dataclasses import dataclass
+from typing import Any
+
+from ledger_engine.api import Stream, StreamingLedger, Table
+from ledger_engine.model import Change, Event, Rejection
+from ledger_engine.schedule import row_id
+from ledger_engine.transaction import Applied, PendingAdd, execute
+
+RowKey = tuple[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Runnable:
+    """An admitted event with its stream and resolved keys, at `position` in the batch."""
+
+    position: int
+    event: Event
+    stream: Stream
+    keys: tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Executed:
+    """What running one transaction gave: `Applied` or a `Rejection`."""
+
+    position: int
+    outcome: Applied | Rejection
+
+
+class MissingRow(AssertionError):
+    """A transaction touched a row its bin was not given: the schedule is broken."""
+
+
+def table_indexes(ledger: StreamingLedger) -> dict[str, int]:
+    """Each table's index in declaration order (the first component of its row ids)."""
+    return {name: index for index, name in enumerate(ledger.tables)}
+
+
+def deferred_test(
+    ledger: StreamingLedger, deferred: frozenset[int]
+) -> Callable[[Table, Any], bool] | None:
+    """The predicate `execute` asks whether a row is deferred (`None` if none is)."""
+    if not deferred:
+        return None
+    index = table_indexes(ledger)
+    return lambda table, key: row_id(index[table.name], key) in deferred
+
+
+def execute_bin(
+    rows: MutableMapping[RowKey, Any],
+    runnables: Iterable[Runnable],
+    deferred: Callable[[Table, Any], bool] | None = None,
+) -> Iterator[Executed]:
+    """Run `runnables` (sorted by position) against `rows`, which is updated in place.
+
+    `rows` maps (table, key) to the value, `None` for an absent row; it must hold every
+    non-deferred row the transactions touch.
+    """
+
+    def read_row(table: Table, key: Any) -> Any:
+        try:
+            return rows[(table.name, key)]
+        except KeyError:
+            raise MissingRow(f"row {table.name}[{key!r}] was not delivered to its bin") from None
+
+    last = -1
+    for runnable in runnables:
+        assert runnable.position > last, "a bin runs its transactions in batch order"
+        last = runnable.position
+        outcome = execute(runnable.stream, runnable.event, list(runnable.keys), read_row, deferred)
+        if isinstance(outcome, Applied):
+            for change in outcome.changes:
+                if isinstance(change, Change):
+                    rows[(change.table, change.key)] = change.after
+        yield Executed(runnable.position, outcome)
+
+
+@dataclass
+class NetChange:
+    """A row's value before a stretch of transactions and after it."""
+
+    before: Any
+    after: Any
+
+
+def net_changes(executed: Iterable[Executed]) -> dict[RowKey, NetChange]:
+    """The net change of every (non-deferred) row the applied transactions wrote."""
+    net: dict[RowKey, NetChange] = {}
+    for item in executed:
+        if not isinstance(item.outcome, Applied):
+            continue
+        for change in item.outcome.changes:
+            if isinstance(change, PendingAdd):
+                continue
+            row = (change.table, change.key)
+            found = net.get(row)
+            if found is None:
+                net[row] = NetChange(change.before, change.after)
+            else:
+                assert found.after == change.before, f"row {row} changed between two writes"
+                found.after = change.after
+    return net
+
+
+def rows_for(
+    state: Mapping[str, Mapping[Any, Any]], runnables: Iterable[Runnable], deferred: Any
+) -> dict[RowKey, Any]:
+    """The rows a bin needs, read from an in-memory `state` (for in-process runs)."""
+    rows: dict[RowKey, Any] = {}
+    for runnable in runnables:
+        for binding, key in zip(runnable.stream.bindings, runnable.keys, strict=True):
+            if deferred is not None and deferred(binding.table, key):
+                continue
+            rows[(binding.table.name, key)] = state[binding.table.name].get(key)
+    return rows

@@ -1,0 +1,274 @@
+"""Generated ledgers and workloads for checking parallel runners against the serial runner.
+
+A generated ledger has one to three tables (int, str or dict values; str or int keys) and one
+to three streams whose bindings use every access type, sometimes name one row twice (two bindings
+reading the same key field), and sometimes only read. Every stream runs the same transaction
+function, `interpret`, which executes the small program carried in the event's payload:
+
+    {"k0": 3, "k1": 0, ..., "ops": [["read", "b0"], ["add", "b1", 5], ["write", "b0", 2], ...]}
+
+so a workload decides what each transaction reads, writes, adds, deletes, emits, and whether
+it aborts, raises, overflows or breaks its access type. Keys come from a small, Zipf-skewed key
+space, so hot rows are common. Workloads also carry retries and clashes of earlier request ids,
+events without request ids, unknown streams and missing key fields.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import strategies as st
+
+from ledger_engine import AccessType, Event, StreamingLedger
+from ledger_engine.model import INT64_MAX
+
+KEY_FIELDS = ("k0", "k1", "k2", "k3")
+FEE_FIELD = "fee"  # always key 0: a hot row, often only ever added to
+HUGE = INT64_MAX // 2 + 1  # two of these overflow an int64
+VALUE_TYPES = {"int": int, "str": str, "dict": dict}
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    name: str
+    key_type: type
+    value_type: type
+
+
+@dataclass(frozen=True)
+class BindingSpec:
+    table: int  # index into the tables
+    field: str  # the payload field holding the key
+    access: AccessType
+
+
+@dataclass(frozen=True)
+class AppSpec:
+    tables: tuple[TableSpec, ...]
+    streams: tuple[tuple[BindingSpec, ...], ...]
+
+
+@dataclass(frozen=True)
+class Workload:
+    app: AppSpec
+    state: dict[str, dict[Any, Any]]
+    events: list[Event]
+
+
+# -- the transaction function ------------------------------------------------------------------
+
+
+def _as(value_type: type, number: int) -> Any:
+    """A value of `value_type` made from `number`."""
+    if value_type is int:
+        return number
+    if value_type is str:
+        return f"v{number}"
+    return {"v": number, "tags": [number % 3]}
+
+
+def _number(value: Any) -> int:
+    """The number a stored value carries (0 for an absent row)."""
+    if value is None:
+        return 0
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        return int(value[1:])
+    return value["v"]
+
+
+def interpret(event: dict[str, Any], ctx, **rows) -> None:
+    """Run the operations in `event["ops"]` against the bound rows."""
+    total = 0
+    for op in event["ops"]:
+        name = op[0]
+        if name == "read":
+            total += _number(rows[op[1]].read())
+        elif name == "write":
+            kind = VALUE_TYPES[event["types"][op[1]]]
+            rows[op[1]].write(_as(kind, (total + op[2]) % 1_000_000))
+        elif name == "write_wrong_type":
+            rows[op[1]].write(1.5)  # no table holds floats
+        elif name == "add":
+            rows[op[1]].add(op[2])
+        elif name == "delete":
+            rows[op[1]].delete()
+        elif name == "emit":
+            ctx.emit({"total": total, "tag": op[1]})
+        elif name == "abort":
+            ctx.abort(f"aborted at total {total}")
+        elif name == "raise":
+            raise ValueError(f"boom at total {total}")
+        elif name == "abort_if_negative" and total < 0:
+            ctx.abort("negative")
+
+
+def _key_function(field: str, key_type: type):
+    if key_type is int:
+
+        def int_key(event: dict[str, Any]) -> Any:
+            return event[field]
+
+        return int_key
+
+    def str_key(event: dict[str, Any]) -> Any:
+        value = event[field]
+        return None if value is None else f"r{value}"
+
+    return str_key
+
+
+def build_ledger(app: AppSpec) -> StreamingLedger:
+    ledger = StreamingLedger.create("generated")
+    tables = [ledger.declare_state(t.name, t.key_type, t.value_type) for t in app.tables]
+    for s, bindings in enumerate(app.streams):
+        declaration = ledger.using_stream(f"s{s}").apply(interpret)
+        for b, spec in enumerate(bindings):
+            table = tables[spec.table]
+            declaration.on(table, _key_function(spec.field, table.key_type), f"b{b}", spec.access)
+    ledger.check()
+    return ledger
+
+
+# -- strategies ----------------------------------------------------------------------------
+
+
+def zipf_index(size: int, skew: float) -> st.SearchStrategy[int]:
+    """An index in [0, size) drawn with probability proportional to 1 / (index + 1) ** skew."""
+    weights = [1 / (i + 1) ** skew for i in range(size)]
+    cumulative = []
+    running = 0.0
+    for w in weights:
+        running += w
+        cumulative.append(running / sum(weights))
+    return st.floats(0, 1, exclude_max=True).map(
+        lambda u: min(bisect.bisect_right(cumulative, u), size - 1)
+    )
+
+
+table_specs = st.builds(
+    TableSpec,
+    name=st.just(""),
+    key_type=st.sampled_from([str, str, int]),
+    value_type=st.sampled_from([int, int, int, str, dict]),
+)
+
+
+@st.composite
+def app_specs(draw: st.DrawFn) -> AppSpec:
+    count = draw(st.integers(1, 3))
+    tables = tuple(
+        TableSpec(f"t{i}", spec.key_type, spec.value_type)
+        for i, spec in enumerate(draw(st.lists(table_specs, min_size=count, max_size=count)))
+    )
+    streams = []
+    for _ in range(draw(st.integers(1, 3))):
+        read_only = draw(st.booleans().map(lambda b: b and draw(st.integers(0, 3)) == 0))
+        bindings = []
+        for _ in range(draw(st.integers(0, 4))):
+            table = draw(st.integers(0, len(tables) - 1))
+            accesses = [AccessType.READ, AccessType.WRITE, AccessType.READ_WRITE]
+            if tables[table].value_type is int:
+                accesses += [AccessType.ADD, AccessType.ADD]
+            access = AccessType.READ if read_only else draw(st.sampled_from(accesses))
+            field = draw(st.sampled_from(KEY_FIELDS))
+            if access is AccessType.ADD and draw(st.booleans()):
+                field = FEE_FIELD
+            bindings.append(BindingSpec(table, field, access))
+        streams.append(tuple(bindings))
+    return AppSpec(tables, tuple(streams))
+
+
+def _deltas() -> st.SearchStrategy[int]:
+    """Mostly small deltas; now and then one of a pair that together overflow int64."""
+    return st.integers(0, 9).flatmap(
+        lambda i: st.sampled_from([HUGE, -HUGE]) if i == 0 else st.integers(-30, 60)
+    )
+
+
+def _fitting(name: str, access: AccessType) -> st.SearchStrategy[list]:
+    """An operation the binding's access type allows."""
+    read = st.just(["read", name])
+    write = st.tuples(st.just("write"), st.just(name), st.integers(-50, 50)).map(list)
+    add = st.tuples(st.just("add"), st.just(name), _deltas()).map(list)
+    delete = st.just(["delete", name])
+    return {
+        AccessType.READ: read,
+        AccessType.WRITE: st.one_of(write, write, delete),
+        AccessType.READ_WRITE: st.one_of(read, write, add, delete),
+        AccessType.ADD: add,
+    }[access]
+
+
+def _breaking(name: str) -> st.SearchStrategy[list]:
+    """An operation that may break the binding's access type or the table's value type."""
+    return st.sampled_from(
+        [
+            ["read", name],
+            ["write", name, 1],
+            ["delete", name],
+            ["add", name, 1],
+            ["write_wrong_type", name],
+        ]
+    )
+
+
+def operations(bindings: tuple[BindingSpec, ...]) -> st.SearchStrategy[list]:
+    """A transaction's program: mostly operations its bindings allow, in any order, with an
+    emit or a conditional abort here and there, and rarely an abort, an exception or a
+    violation."""
+    choices: list[st.SearchStrategy[list]] = [
+        st.just(["emit", "x"]),
+        st.just(["abort_if_negative"]),
+    ]
+    for i, binding in enumerate(bindings):
+        choices += [_fitting(f"b{i}", binding.access)] * 3
+    rare: list[st.SearchStrategy[list]] = [st.just(["abort"]), st.just(["raise"])]
+    rare += [_breaking(f"b{i}") for i in range(len(bindings))]
+    one = st.integers(0, 24).flatmap(lambda i: st.one_of(*rare) if i == 0 else st.one_of(*choices))
+    return st.lists(one, max_size=7)
+
+
+@st.composite
+def workloads(draw: st.DrawFn, max_events: int = 40) -> Workload:
+    """A generated app with an initial state and a batch of events."""
+    app = draw(app_specs())
+    keys = draw(st.integers(1, 6))
+    key = zipf_index(keys, draw(st.sampled_from([0.0, 0.99, 2.0])))
+    state: dict[str, dict[Any, Any]] = {}
+    for spec in app.tables:
+        rows = draw(st.dictionaries(key, st.integers(-20, 200), max_size=keys))
+        state[spec.name] = {
+            (k if spec.key_type is int else f"r{k}"): _as(spec.value_type, v)
+            for k, v in rows.items()
+        }
+    events: list[Event] = []
+    for position in range(draw(st.integers(0, max_events))):
+        events.append(draw(_event(app, key, position, events)))
+    return Workload(app, state, events)
+
+
+@st.composite
+def _event(draw: st.DrawFn, app: AppSpec, key, position: int, earlier: list[Event]) -> Event:
+    how = draw(st.sampled_from(["fresh"] * 16 + ["retry", "clash", "no_id", "unknown_stream"]))
+    if how == "retry" and earlier:
+        return draw(st.sampled_from(earlier))
+    s = draw(st.integers(0, len(app.streams) - 1))
+    bindings = app.streams[s]
+    payload: dict[str, Any] = {
+        "ops": draw(operations(bindings)),
+        "types": {f"b{i}": app.tables[b.table].value_type.__name__ for i, b in enumerate(bindings)},
+    }
+    for field in KEY_FIELDS:
+        if draw(st.integers(0, 40)) > 0:  # now and then a key field is missing
+            payload[field] = draw(key)
+    payload[FEE_FIELD] = 0
+    stream = f"s{s}" if how != "unknown_stream" else "nowhere"
+    if how == "clash" and earlier:
+        return Event(stream, draw(st.sampled_from(earlier)).request_id, payload)
+    if how == "no_id":
+        return Event(stream, draw(st.sampled_from([None, "", 7])), payload)
+    return Event(stream, f"q{position}", payload)

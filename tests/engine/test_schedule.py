@@ -1,0 +1,127 @@
+"""The scheduler: row classes, conflict components, rounds and bins."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ledger_engine.schedule import ADD, READ, WRITE, Accesses, assign_bins, plan
+
+RW = READ | WRITE
+
+
+def accesses(*transactions: list[tuple[int, int]]) -> Accesses:
+    """One list of (row, flags) per transaction, in batch order."""
+    txn, rows, flags = [], [], []
+    for t, touched in enumerate(transactions):
+        for row, flag in touched:
+            txn.append(t)
+            rows.append(row)
+            flags.append(flag)
+    return Accesses.from_lists(len(transactions), txn, rows, flags)
+
+
+def same_bin(schedule, *txns: int) -> bool:
+    return len({(int(schedule.round[t]), int(schedule.bin[t])) for t in txns}) == 1
+
+
+def test_transactions_sharing_a_written_row_run_in_one_bin_in_batch_order():
+    schedule = plan(accesses([(1, RW)], [(2, RW)], [(1, RW), (3, RW)], [(3, READ)]), 4, 0)
+    assert same_bin(schedule, 0, 2, 3)
+
+
+def test_a_row_that_is_only_read_ties_nothing():
+    schedule = plan(accesses([(1, READ), (2, RW)], [(1, READ), (3, RW)]), 2, 0, rounds=1)
+    assert not same_bin(schedule, 0, 1)
+    assert schedule.deferred == frozenset()
+
+
+def test_a_row_only_added_to_is_deferred_and_ties_nothing():
+    schedule = plan(accesses([(9, ADD), (1, RW)], [(9, ADD), (2, RW)], [(9, ADD)]), 3, 0, rounds=1)
+    assert schedule.deferred == frozenset({9})
+    assert len({int(b) for b in schedule.bin}) == 3
+
+
+def test_a_row_added_to_and_read_is_ordered():
+    schedule = plan(accesses([(9, ADD)], [(9, READ)], [(9, ADD)]), 3, 0, rounds=1)
+    assert schedule.deferred == frozenset()
+    assert same_bin(schedule, 0, 1, 2)
+
+
+def test_a_forced_row_is_ordered_even_if_only_added_to():
+    schedule = plan(accesses([(9, ADD)], [(9, ADD)]), 2, 0, forced=frozenset({9}), rounds=1)
+    assert schedule.deferred == frozenset()
+    assert same_bin(schedule, 0, 1)
+
+
+def test_a_blind_write_orders_the_row():
+    schedule = plan(accesses([(9, WRITE)], [(9, WRITE)]), 2, 0, rounds=1)
+    assert same_bin(schedule, 0, 1)
+
+
+def test_one_hot_row_read_and_written_by_every_transaction_gives_one_round_in_one_bin():
+    schedule = plan(accesses(*[[(0, RW), (t + 1, RW)] for t in range(1_000)]), 4, 100)
+    assert schedule.rounds == 1
+    assert len({int(b) for b in schedule.bin}) == 1
+
+
+def test_a_uniform_batch_past_the_giant_component_threshold_is_cut_into_rounds():
+    rng = np.random.default_rng(3)
+    rows = 20_000
+    count = 20_000  # transactions; each ties two random rows: one giant component
+    pairs = rng.integers(0, rows, size=(count, 2))
+    one_round = plan(accesses(*[[(a, RW), (b, RW)] for a, b in pairs]), 2, 500, rounds=1)
+    assert max(one_round.largest_bin) > 0.7 * count
+    best = plan(accesses(*[[(a, RW), (b, RW)] for a, b in pairs]), 2, 500)
+    assert best.rounds > 1
+    assert sum(best.largest_bin) < 0.6 * count
+
+
+def test_rounds_are_contiguous_slices_of_the_batch():
+    schedule = plan(accesses(*[[(t % 5, RW)] for t in range(100)]), 2, 0, rounds=7)
+    assert list(schedule.round) == sorted(schedule.round)
+    assert set(schedule.round.tolist()) == set(range(7))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.tuples(st.integers(0, 12), st.sampled_from([READ, WRITE, RW, ADD])), max_size=4
+        ),
+        max_size=60,
+    ),
+    st.integers(1, 5),
+    st.sampled_from([None, 1, 2, 5]),
+)
+def test_every_pair_sharing_an_ordered_row_keeps_batch_order(transactions, bins, rounds):
+    """The serial-equivalence condition: two transactions that touch a row which is neither
+    read-only nor deferred run in the same bin of a round, or in rounds in batch order."""
+    schedule = plan(accesses(*transactions), bins, 0, rounds=rounds)
+    touched: dict[int, list[tuple[int, int]]] = {}
+    for t, items in enumerate(transactions):
+        for row, flags in items:
+            touched.setdefault(row, []).append((t, flags))
+    for row, users in touched.items():
+        kinds = {flags for _, flags in users}
+        read_only = kinds == {READ}
+        deferred = row in schedule.deferred
+        if deferred:
+            assert kinds == {ADD}
+        if read_only or deferred:
+            continue
+        for (a, _), (b, _) in itertools.pairwise(users):
+            assert a == b or schedule.round[a] < schedule.round[b] or same_bin(schedule, a, b)
+
+
+def test_bins_keep_components_whole_and_balance_them():
+    components = np.array([0] * 50 + [1] * 30 + [2] * 20 + list(range(3, 103)))
+    bins, largest = assign_bins(components, 2)
+    for label in (0, 1, 2):
+        assert len(set(bins[components == label].tolist())) == 1
+    loads = np.bincount(bins, minlength=2)
+    assert loads.sum() == len(components)
+    assert largest == loads.max() <= 101
