@@ -6,11 +6,12 @@ from ledger_engine.serial import run_serial
 from ledger_engine.transaction import Context, StateAccess
 
 
-def run_spark(spark, ledger, events, state=None, known_requests=None):
-    """Run `events` on Spark; the result equals `run_serial`'s (see `ledger_engine.spark`)."""
+def run_spark(spark, ledger, events, state=None, known_requests=None, options=None):
+    """Run `events` in parallel on Spark; the result equals `run_serial`'s (see
+    `ledger_engine.spark.runner`). `options` is a `ledger_engine.spark.batch.ExecutionOptions`."""
     from ledger_engine.spark.runner import run_spark as _run_spark
 
-    return _run_spark(spark, ledger, events, state, known_requests)
+    return _run_spark(spark, ledger, events, state, known_requests, options)
 
 
 __all__ = [

@@ -136,17 +136,21 @@ def assemble(
     ledger: StreamingLedger,
     batch: list[Event],
     start: State,
-    verdicts: list[Screened | Rejection | Duplicate],
+    verdicts: list[Screened | Rejection | Duplicate | None],
     executed: Mapping[int, Executed],
     settled: list[Settled],
 ) -> RunResult:
-    """The `RunResult` in batch order; the final state replays every change on `start`."""
+    """The `RunResult` in batch order; the final state replays every change on `start`.
+
+    `verdicts` gives each position's admission: a `Rejection` or `Duplicate` for events that
+    did not run, `Screened` or `None` for those in `executed`.
+    """
     by_position: dict[int, dict[int, Change]] = {}
     for item in settled:
         by_position.setdefault(item.position, {})[item.seq] = item.change
     result = RunResult(state={name: dict(rows) for name, rows in start.items()})
     for position, (event, v) in enumerate(zip(batch, verdicts, strict=True)):
-        if isinstance(v, Screened):
+        if v is None or isinstance(v, Screened):
             outcome = executed[position].outcome
             if isinstance(outcome, Applied):
                 outcome = with_settled(outcome, by_position.get(position, {}))

@@ -1,0 +1,236 @@
+"""One batch on Spark: admit, plan, execute round by round, settle deferred adds.
+
+`BatchExecutor.execute` takes a batch's screened events (a DataFrame: where the events come
+from does not matter here) and runs it to the end; its `Sources` say where the rows' values
+and the request ids of earlier batches come from, its `Sink` where the outcomes go. The driver
+handles only compact integer arrays: it collects each runnable event's position and row ids
+(17 bytes per access) to plan the batch (`ledger_engine.schedule`), broadcasts the plan (16
+bytes per event), and reads back overflow reports. Events, rows and outcomes move between
+Spark tasks by shuffles.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from ledger_engine.api import StreamingLedger
+from ledger_engine.schedule import Accesses, Schedule, plan, row_id
+from ledger_engine.spark.admission import RUNS, admit
+from ledger_engine.spark.codec import NEED, NET, OVERFLOW, key_of, spark_ddl, tables_by_index
+from ledger_engine.spark.execution import (
+    Placement,
+    Sink,
+    execute_task,
+    needs_task,
+    output_ddl,
+    place_events,
+    round_work,
+    routes_for,
+)
+from ledger_engine.spark.settling import SettledSink, pending_with_base, settle_task
+
+
+class Sources(Protocol):
+    """Where a batch's inputs besides its events come from."""
+
+    def known(self, spark: SparkSession, request_ids: DataFrame) -> DataFrame:
+        """(request_id, known_fingerprint) of the given ids that earlier batches executed."""
+        ...
+
+    def values(self, spark: SparkSession, rows: DataFrame) -> DataFrame:
+        """(table, key, value_int, value_str, value_obj) of the given (table, key) rows as
+        they are before the batch; absent rows may be left out."""
+        ...
+
+
+class BatchSink(Sink, SettledSink, Protocol):
+    """Takes executed transactions and settled adds (see `Sink`, `SettledSink`)."""
+
+
+@dataclass(frozen=True)
+class ExecutionOptions:
+    """How a batch is spread over Spark tasks.
+
+    `bins`: tasks per round (default: the session's default parallelism). `round_cost`: what
+    a round's fixed cost (a Spark job) is worth in executed transactions, for choosing the
+    number of rounds. `rounds`: a fixed number of rounds instead.
+    """
+
+    bins: int | None = None
+    round_cost: int = 20_000
+    rounds: int | None = None
+
+
+@dataclass
+class BatchRun:
+    """A batch that ran: its DataFrames (persisted) and what the driver learnt."""
+
+    admitted: DataFrame
+    outputs: list[DataFrame]
+    settled: DataFrame
+    schedule: Schedule
+    runnable: int
+    replans: int
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def release(self) -> None:
+        for frame in (self.admitted, *self.outputs, self.settled):
+            frame.unpersist()
+
+
+class BatchExecutor:
+    """Runs batches of one ledger on one Spark session."""
+
+    def __init__(
+        self, spark: SparkSession, ledger: StreamingLedger, options: ExecutionOptions
+    ) -> None:
+        ledger.check()
+        self.spark = spark
+        self.ledger = ledger
+        self.options = options
+        self.bins = options.bins or spark.sparkContext.defaultParallelism
+        self._routes: list[int] | None = None
+
+    @property
+    def routes(self) -> list[int]:
+        if self._routes is None:
+            self._routes = routes_for(self.spark, self.bins)
+        return self._routes
+
+    def execute(
+        self,
+        screened: DataFrame,
+        sources: Sources,
+        sink: BatchSink,
+        on_replan: Callable[[], None] | None = None,
+    ) -> BatchRun:
+        """Run a batch of screened events (schema `codec.SCREENED`) to the end.
+
+        `on_replan` is called before a batch is executed again because a deferred add
+        overflowed (a sink with side effects discards what it staged).
+        """
+        seconds: dict[str, float] = {}
+        clock = time.perf_counter()
+        request_ids = screened.where(F.col("request_id").isNotNull()).select("request_id")
+        admitted = admit(screened, sources.known(self.spark, request_ids.distinct())).persist()
+        runnable = admitted.where(F.col("status") == RUNS)
+        positions, accesses = self._accesses(runnable)
+        seconds["admit"] = time.perf_counter() - clock
+
+        forced: frozenset[int] = frozenset()
+        replans = 0
+        while True:
+            clock = time.perf_counter()
+            schedule = plan(
+                accesses, self.bins, self.options.round_cost, forced, self.options.rounds
+            )
+            seconds["plan"] = seconds.get("plan", 0.0) + time.perf_counter() - clock
+            clock = time.perf_counter()
+            outputs, settled, values = self._run(
+                runnable, positions, schedule, sources, sink, seconds
+            )
+            overflowed = settled.where(F.col("tag") == OVERFLOW).select("table", "key").collect()
+            seconds["execute"] = seconds.get("execute", 0.0) + time.perf_counter() - clock
+            if not overflowed:
+                break
+            tables = tables_by_index(self.ledger)
+            forced |= {row_id(r.table, key_of(tables[r.table], r.key)) for r in overflowed}
+            for frame in (*outputs, settled, values):
+                frame.unpersist()
+            replans += 1
+            if on_replan is not None:
+                on_replan()
+        values.unpersist()
+        return BatchRun(admitted, outputs, settled, schedule, len(positions), replans, seconds)
+
+    def _accesses(self, runnable: DataFrame) -> tuple[np.ndarray, Accesses]:
+        """The runnable events' positions (sorted) and their accesses, on the driver."""
+        table = runnable.select("position", "accesses").toArrow()
+        table = table.sort_by("position")
+        positions = table.column("position").to_numpy()
+        accesses = table.column("accesses").combine_chunks()
+        lengths = pa.compute.list_value_length(accesses).to_numpy(zero_copy_only=False)
+        flat = accesses.flatten()
+        txn = np.repeat(np.arange(len(positions), dtype=np.int64), lengths)
+        return positions, Accesses(
+            len(positions),
+            txn,
+            flat.field("row").to_numpy(zero_copy_only=False).astype(np.int64),
+            flat.field("flags").to_numpy(zero_copy_only=False).astype(np.uint8),
+        )
+
+    def _run(
+        self,
+        runnable: DataFrame,
+        positions: np.ndarray,
+        schedule: Schedule,
+        sources: Sources,
+        sink: BatchSink,
+        seconds: dict[str, float],
+    ) -> tuple[list[DataFrame], DataFrame, DataFrame]:
+        placement = self.spark.sparkContext.broadcast(
+            Placement(positions, schedule.round, schedule.bin, schedule.deferred)
+        )
+        events = place_events(runnable, placement).persist()
+        needs = (
+            runnable.select("position", "accesses")
+            .mapInArrow(needs_task(placement), spark_ddl(NEED))
+            .persist()
+        )
+        clock = time.perf_counter()
+        values = sources.values(self.spark, needs.select("table", "key").distinct()).persist()
+        values.count()
+        seconds["values"] = time.perf_counter() - clock
+        current = values
+        outputs: list[DataFrame] = []
+        for round_ in range(schedule.rounds):
+            rows = (
+                needs.where((F.col("round") == round_) & ~F.col("deferred"))
+                .select("bin", "table", "key")
+                .distinct()
+                .join(current, ["table", "key"], "left")
+            )
+            last = round_ == schedule.rounds - 1
+            task = execute_task(self.ledger, placement, sink, round_, emit_nets=not last)
+            output = (
+                round_work(events, rows, self.routes, round_)
+                .mapInArrow(task, output_ddl())
+                .persist()
+            )
+            clock = time.perf_counter()
+            output.count()  # run the round now: the next one starts from its writes
+            seconds[f"round {round_}"] = time.perf_counter() - clock
+            outputs.append(output)
+            if not last:
+                current = _overlay(current, output)
+        pending = outputs[0]
+        for output in outputs[1:]:
+            pending = pending.unionByName(output)
+        settled = (
+            pending_with_base(pending, values)
+            .mapInArrow(settle_task(self.ledger, sink), output_ddl())
+            .persist()
+        )
+        clock = time.perf_counter()
+        settled.count()
+        seconds["settle"] = time.perf_counter() - clock
+        events.unpersist()
+        needs.unpersist()
+        return outputs, settled, values
+
+
+def _overlay(current: DataFrame, output: DataFrame) -> DataFrame:
+    """`current` values with a round's writes on top (a deleted row has null values)."""
+    writes = output.where(F.col("tag") == NET).select(
+        "table", "key", "value_int", "value_str", "value_obj"
+    )
+    kept = current.join(writes.select("table", "key"), ["table", "key"], "left_anti")
+    return writes.unionByName(kept)

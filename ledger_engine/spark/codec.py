@@ -1,0 +1,202 @@
+"""How the engine's values cross Spark: the Arrow schemas of a batch's records, and codecs.
+
+Keys travel as text (an int key as its decimal digits) next to the index of their table, so
+that Spark can join and partition on them. Values travel typed: `value_int` for int tables,
+`value_str` for str tables, `value_obj` (a pickle) for dict tables; all three null means the row
+is absent. Events and transaction outcomes travel as pickles of plain tuples, which load an
+order of magnitude faster than pickles of dataclass instances.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from ledger_engine.api import StreamingLedger, Table
+from ledger_engine.model import Change, Event, Rejection, Result
+from ledger_engine.partition import Executed
+from ledger_engine.transaction import Applied, PendingAdd
+
+PICKLE = pickle.HIGHEST_PROTOCOL
+
+# -- Arrow types and the Spark DDL of every record kind --------------------------------------
+
+ACCESS = pa.struct(
+    [("table", pa.int16()), ("key", pa.string()), ("row", pa.int64()), ("flags", pa.int8())]
+)
+
+_LINE_FIELDS = [
+    ("position", pa.int64()),
+    ("event", pa.binary()),  # pickled (stream, request_id, payload); null if the line had none
+    ("source_file", pa.string()),
+    ("line_number", pa.int32()),
+    ("raw", pa.binary()),
+]
+
+SCREENED = pa.schema(
+    [
+        *_LINE_FIELDS,
+        ("request_id", pa.string()),  # null: no valid request id
+        ("fingerprint", pa.string()),
+        ("runs", pa.bool_()),  # passed every check (it still may be a duplicate)
+        ("reason", pa.string()),
+        ("detail", pa.string()),
+        ("accesses", pa.list_(ACCESS)),
+    ]
+)
+
+ROW_VALUE = [("value_int", pa.int64()), ("value_str", pa.string()), ("value_obj", pa.binary())]
+
+NEED = pa.schema(
+    [
+        ("round", pa.int32()),
+        ("bin", pa.int32()),
+        ("table", pa.int16()),
+        ("key", pa.string()),
+        ("deferred", pa.bool_()),
+    ]
+)
+
+VALUE = pa.schema([("table", pa.int16()), ("key", pa.string()), *ROW_VALUE])
+
+# What an executing or settling task emits: one record type per `tag`.
+OUTPUT = pa.schema(
+    [
+        ("tag", pa.int8()),
+        ("table", pa.int16()),
+        ("key", pa.string()),
+        ("position", pa.int64()),
+        ("seq", pa.int32()),
+        *ROW_VALUE,
+        ("blob", pa.binary()),
+    ]
+)
+OUTCOMES, PENDING, NET, SETTLED, OVERFLOW, SUMMARY = range(6)
+
+
+def spark_ddl(schema: pa.Schema) -> str:
+    """The Spark DDL string of an Arrow schema (for `mapInArrow`)."""
+    return ", ".join(f"`{field.name}` {_ddl(field.type)}" for field in schema)
+
+
+def _ddl(kind: pa.DataType) -> str:
+    simple = {
+        pa.int8(): "tinyint",
+        pa.int16(): "smallint",
+        pa.int32(): "int",
+        pa.int64(): "bigint",
+        pa.bool_(): "boolean",
+        pa.string(): "string",
+        pa.binary(): "binary",
+    }
+    if kind in simple:
+        return simple[kind]
+    if pa.types.is_list(kind):
+        return f"array<{_ddl(kind.value_type)}>"
+    if pa.types.is_struct(kind):
+        inner = ", ".join(f"`{f.name}`: {_ddl(f.type)}" for f in kind)
+        return f"struct<{inner}>"
+    raise TypeError(f"no Spark type for {kind}")
+
+
+def batch_of(schema: pa.Schema, columns: dict[str, list]) -> pa.RecordBatch:
+    """A record batch of `schema` from equally long Python lists (missing columns null)."""
+    length = max((len(v) for v in columns.values()), default=0)
+    arrays = [
+        pa.array(columns[f.name], type=f.type) if f.name in columns else pa.nulls(length, f.type)
+        for f in schema
+    ]
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+# -- keys and values -------------------------------------------------------------------------
+
+
+def key_text(key: Any) -> str:
+    return key if isinstance(key, str) else str(key)
+
+
+def key_of(table: Table, text: str) -> Any:
+    return int(text) if table.key_type is int else text
+
+
+def value_columns(table: Table, value: Any) -> tuple[int | None, str | None, bytes | None]:
+    if value is None:
+        return None, None, None
+    if table.value_type is int:
+        return value, None, None
+    if table.value_type is str:
+        return None, value, None
+    return None, None, pickle.dumps(value, PICKLE)
+
+
+def value_of(table: Table, value_int: Any, value_str: Any, value_obj: Any) -> Any:
+    if table.value_type is int:
+        return value_int
+    if table.value_type is str:
+        return value_str
+    return None if value_obj is None else pickle.loads(value_obj)
+
+
+def tables_by_index(ledger: StreamingLedger) -> list[Table]:
+    """The ledger's tables in declaration order: index `i` is table number `i`."""
+    return list(ledger.tables.values())
+
+
+# -- events ----------------------------------------------------------------------------------
+
+
+def event_blob(event: Event) -> bytes:
+    return pickle.dumps((event.stream, event.request_id, event.payload), PICKLE)
+
+
+def event_of(blob: bytes) -> Event:
+    return Event(*pickle.loads(blob))
+
+
+def event_chunks(events: Sequence[Event], size: int) -> Iterator[tuple[int, bytes]]:
+    """(first position, pickle of the chunk's events as tuples), `size` events a chunk."""
+    for start in range(0, len(events), size):
+        chunk = [(e.stream, e.request_id, e.payload) for e in events[start : start + size]]
+        yield start, pickle.dumps(chunk, PICKLE)
+
+
+# -- outcomes of executed transactions -------------------------------------------------------
+
+
+def executed_blob(items: Iterable[Executed]) -> bytes:
+    """A pickle of executed transactions as plain tuples (see `executed_of`)."""
+    packed = []
+    for item in items:
+        outcome = item.outcome
+        if isinstance(outcome, Rejection):
+            packed.append((item.position, outcome.reason, outcome.detail))
+            continue
+        changes = tuple(
+            (c.table, c.key, c.before, c.after)
+            if isinstance(c, Change)
+            else (c.table, c.key, c.delta, c.low, c.high, True)
+            for c in outcome.changes
+        )
+        packed.append((item.position, changes, tuple(r.payload for r in outcome.results)))
+    return pickle.dumps(packed, PICKLE)
+
+
+def executed_of(blob: bytes, events: Sequence[Event]) -> Iterator[Executed]:
+    """The executed transactions of an `executed_blob`; `events` (by position) supply each
+    one's stream and request id."""
+    for packed in pickle.loads(blob):
+        position = packed[0]
+        event = events[position]
+        if isinstance(packed[1], str):
+            yield Executed(position, Rejection(event.stream, event.request_id, *packed[1:]))
+            continue
+        rid = event.request_id
+        changes = tuple(
+            Change(rid, *c) if len(c) == 4 else PendingAdd(rid, *c[:5]) for c in packed[1]
+        )
+        results = tuple(Result(event.stream, rid, payload) for payload in packed[2])
+        yield Executed(position, Applied(changes, results))
