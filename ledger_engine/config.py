@@ -10,6 +10,7 @@
 | `LEDGER_REPORTS` | `$LEDGER_DATA_DIR/reports` | audit reports and Data Docs |
 | `LEDGER_SPARK_MASTER` | `local[*]` | Spark master URL (`spark://host:7077` for a cluster) |
 | `LEDGER_SPARK_DRIVER_HOST` | `127.0.0.1` | host name cluster workers reach the Spark driver by |
+| `LEDGER_SPARK_DRIVER_MEMORY` | `4g` | Spark driver JVM heap (local mode: executors too) |
 | `LEDGER_FILES_PER_BATCH` | `4` | event files per micro-batch |
 | `LEDGER_APP` | `ledger_engine.apps.bank:build_ledger` | `module:function` that builds the ledger |
 """
@@ -36,6 +37,7 @@ class Settings:
     reports: Path
     spark_master: str
     spark_driver_host: str
+    spark_driver_memory: str
     files_per_batch: int
     app: str
 
@@ -55,6 +57,7 @@ class Settings:
             reports=Path(env.get("LEDGER_REPORTS", data_dir / "reports")).resolve(),
             spark_master=env.get("LEDGER_SPARK_MASTER", "local[*]"),
             spark_driver_host=env.get("LEDGER_SPARK_DRIVER_HOST", "127.0.0.1"),
+            spark_driver_memory=env.get("LEDGER_SPARK_DRIVER_MEMORY", "4g"),
             files_per_batch=files_per_batch,
             app=env.get("LEDGER_APP", "ledger_engine.apps.bank:build_ledger"),
         )

@@ -8,13 +8,12 @@ round writes or adds to a row this bin touches, so the copy is the truth for the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
 from ledger_engine.api import Stream, StreamingLedger, Table
 from ledger_engine.model import Change, Event, Rejection
-from ledger_engine.schedule import row_id
 from ledger_engine.transaction import Applied, PendingAdd, execute
 
 RowKey = tuple[str, Any]
@@ -22,12 +21,14 @@ RowKey = tuple[str, Any]
 
 @dataclass(frozen=True, slots=True)
 class Runnable:
-    """An admitted event with its stream and resolved keys, at `position` in the batch."""
+    """An admitted event with its stream and resolved keys, at `position` in the batch;
+    `deferred` is the bitmask of its bindings whose rows are deferred."""
 
     position: int
     event: Event
     stream: Stream
     keys: tuple[Any, ...]
+    deferred: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,20 +48,8 @@ def table_indexes(ledger: StreamingLedger) -> dict[str, int]:
     return {name: index for index, name in enumerate(ledger.tables)}
 
 
-def deferred_test(
-    ledger: StreamingLedger, deferred: frozenset[int]
-) -> Callable[[Table, Any], bool] | None:
-    """The predicate `execute` asks whether a row is deferred (`None` if none is)."""
-    if not deferred:
-        return None
-    index = table_indexes(ledger)
-    return lambda table, key: row_id(index[table.name], key) in deferred
-
-
 def execute_bin(
-    rows: MutableMapping[RowKey, Any],
-    runnables: Iterable[Runnable],
-    deferred: Callable[[Table, Any], bool] | None = None,
+    rows: MutableMapping[RowKey, Any], runnables: Iterable[Runnable]
 ) -> Iterator[Executed]:
     """Run `runnables` (sorted by position) against `rows`, which is updated in place.
 
@@ -78,7 +67,9 @@ def execute_bin(
     for runnable in runnables:
         assert runnable.position > last, "a bin runs its transactions in batch order"
         last = runnable.position
-        outcome = execute(runnable.stream, runnable.event, list(runnable.keys), read_row, deferred)
+        outcome = execute(
+            runnable.stream, runnable.event, list(runnable.keys), read_row, runnable.deferred
+        )
         if isinstance(outcome, Applied):
             for change in outcome.changes:
                 if isinstance(change, Change):
@@ -114,13 +105,13 @@ def net_changes(executed: Iterable[Executed]) -> dict[RowKey, NetChange]:
 
 
 def rows_for(
-    state: Mapping[str, Mapping[Any, Any]], runnables: Iterable[Runnable], deferred: Any
+    state: Mapping[str, Mapping[Any, Any]], runnables: Iterable[Runnable]
 ) -> dict[RowKey, Any]:
     """The rows a bin needs, read from an in-memory `state` (for in-process runs)."""
     rows: dict[RowKey, Any] = {}
     for runnable in runnables:
-        for binding, key in zip(runnable.stream.bindings, runnable.keys, strict=True):
-            if deferred is not None and deferred(binding.table, key):
-                continue
-            rows[(binding.table.name, key)] = state[binding.table.name].get(key)
+        bindings = zip(runnable.stream.bindings, runnable.keys, strict=True)
+        for i, (binding, key) in enumerate(bindings):
+            if not runnable.deferred >> i & 1:
+                rows[(binding.table.name, key)] = state[binding.table.name].get(key)
     return rows

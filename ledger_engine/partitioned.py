@@ -11,25 +11,27 @@ receives and does.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from ledger_engine.admission import Screened, admit_batch
 from ledger_engine.api import StreamingLedger
-from ledger_engine.commutative import Overflow, Pending, Settled, settle
-from ledger_engine.model import Change, Duplicate, Event, Rejection, RunResult
+from ledger_engine.assembly import assemble, pack
+from ledger_engine.commutative import Overflow, Pending, settle
+from ledger_engine.gc_pause import gc_paused
+from ledger_engine.model import Event, RunResult
 from ledger_engine.partition import (
     Executed,
     Runnable,
-    deferred_test,
     execute_bin,
     net_changes,
     rows_for,
     table_indexes,
 )
-from ledger_engine.schedule import Accesses, Schedule, access_flags, plan, row_id
-from ledger_engine.serial import State, initial_state, record
+from ledger_engine.schedule import Accesses, Schedule, access_flags, plan, row_id, row_ids
+from ledger_engine.serial import State, initial_state
 from ledger_engine.transaction import Applied, PendingAdd
 
 
@@ -37,14 +39,16 @@ def batch_accesses(ledger: StreamingLedger, runnables: list[Runnable]) -> Access
     """Every binding's row id and access flags, by transaction index."""
     index = table_indexes(ledger)
     txn: list[int] = []
-    rows: list[int] = []
+    tables: list[int] = []
+    keys: list[Any] = []
     flags: list[int] = []
     for i, runnable in enumerate(runnables):
         for binding, key in zip(runnable.stream.bindings, runnable.keys, strict=True):
             txn.append(i)
-            rows.append(row_id(index[binding.table.name], key))
+            tables.append(index[binding.table.name])
+            keys.append(key)
             flags.append(access_flags(binding.access))
-    return Accesses.from_lists(len(runnables), txn, rows, flags)
+    return Accesses.from_lists(len(runnables), txn, row_ids(tables, keys), flags)
 
 
 def pending_adds(executed: Iterable[Executed]) -> list[Pending]:
@@ -56,15 +60,6 @@ def pending_adds(executed: Iterable[Executed]) -> list[Pending]:
                 if isinstance(change, PendingAdd):
                     pending.append(Pending(item.position, seq, change))
     return pending
-
-
-def with_settled(outcome: Applied, settled: Mapping[int, Change]) -> Applied:
-    """`outcome` with each pending add replaced by its settled change (keyed by seq)."""
-    changes = tuple(
-        settled[seq] if isinstance(change, PendingAdd) else change
-        for seq, change in enumerate(outcome.changes)
-    )
-    return Applied(changes, outcome.results)
 
 
 def run_partitioned(
@@ -80,46 +75,56 @@ def run_partitioned(
     """Run `events` with the parallel algorithm in this process; equals `run_serial`."""
     ledger.check()
     batch = list(events)
-    start = initial_state(ledger, state)
-    verdicts = admit_batch(ledger.streams, batch, known_requests or {})
-    runnables = [
-        Runnable(position, batch[position], v.stream, v.keys)
-        for position, v in enumerate(verdicts)
-        if isinstance(v, Screened) and v.stream is not None and v.keys is not None
-    ]
-    forced: frozenset[int] = frozenset()
-    index = table_indexes(ledger)
-    while True:
-        schedule = plan(batch_accesses(ledger, runnables), bins, round_cost, forced, rounds)
-        executed = execute_schedule(ledger, start, runnables, schedule)
-        pending = pending_adds(executed.values())
-        base = {p.row: start[p.add.table].get(p.add.key) for p in pending}
-        try:
-            settled, _ = settle(pending, base)
-        except Overflow as overflow:
-            forced |= {row_id(index[table], key) for table, key in overflow.rows}
-            continue
-        break
-    return assemble(ledger, batch, start, verdicts, executed, settled)
+    with gc_paused():
+        start = initial_state(ledger, state)
+        verdicts = admit_batch(ledger.streams, batch, known_requests or {})
+        runnables = [
+            Runnable(position, batch[position], v.stream, v.keys)
+            for position, v in enumerate(verdicts)
+            if isinstance(v, Screened) and v.stream is not None and v.keys is not None
+        ]
+        forced: frozenset[int] = frozenset()
+        index = table_indexes(ledger)
+        while True:
+            accesses = batch_accesses(ledger, runnables)
+            schedule = plan(accesses, bins, round_cost, forced, rounds)
+            executed = execute_schedule(start, runnables, schedule)
+            pending = pending_adds(executed.values())
+            base = {p.row: start[p.add.table].get(p.add.key) for p in pending}
+            try:
+                settled, _ = settle(pending, base)
+            except Overflow as overflow:
+                forced |= {row_id(index[table], key) for table, key in overflow.rows}
+                continue
+            break
+        return assemble(
+            batch,
+            start,
+            [None if isinstance(v, Screened) else v for v in verdicts],
+            {position: pack(item) for position, item in executed.items()},
+            {(s.position, s.seq): s.change for s in settled},
+        )
 
 
 def execute_schedule(
-    ledger: StreamingLedger, start: State, runnables: list[Runnable], schedule: Schedule
+    start: State, runnables: list[Runnable], schedule: Schedule
 ) -> dict[int, Executed]:
     """Run every bin of every round; each round's bins start from the same state."""
-    deferred = deferred_test(ledger, schedule.deferred)
     state = {name: dict(rows) for name, rows in start.items()}
     executed: dict[int, Executed] = {}
     for r in range(schedule.rounds):
         in_round = schedule.round == r
         bins = [
-            [runnables[i] for i in np.flatnonzero(in_round & (schedule.bin == b))]
+            [
+                replace(runnables[i], deferred=int(schedule.deferred_bindings[i]))
+                for i in np.flatnonzero(in_round & (schedule.bin == b))
+            ]
             for b in range(schedule.bins)
         ]
-        deliveries = [rows_for(state, members, deferred) for members in bins]
+        deliveries = [rows_for(state, members) for members in bins]
         written: set[tuple[str, Any]] = set()
         for members, rows in zip(bins, deliveries, strict=True):
-            results = list(execute_bin(rows, members, deferred))
+            results = list(execute_bin(rows, members))
             net = net_changes(results)
             assert written.isdisjoint(net), "two bins of a round wrote the same row"
             written |= net.keys()
@@ -130,37 +135,3 @@ def execute_schedule(
                     state[table][key] = change.after
             executed.update((item.position, item) for item in results)
     return executed
-
-
-def assemble(
-    ledger: StreamingLedger,
-    batch: list[Event],
-    start: State,
-    verdicts: list[Screened | Rejection | Duplicate | None],
-    executed: Mapping[int, Executed],
-    settled: list[Settled],
-) -> RunResult:
-    """The `RunResult` in batch order; the final state replays every change on `start`.
-
-    `verdicts` gives each position's admission: a `Rejection` or `Duplicate` for events that
-    did not run, `Screened` or `None` for those in `executed`.
-    """
-    by_position: dict[int, dict[int, Change]] = {}
-    for item in settled:
-        by_position.setdefault(item.position, {})[item.seq] = item.change
-    result = RunResult(state={name: dict(rows) for name, rows in start.items()})
-    for position, (event, v) in enumerate(zip(batch, verdicts, strict=True)):
-        if v is None or isinstance(v, Screened):
-            outcome = executed[position].outcome
-            if isinstance(outcome, Applied):
-                outcome = with_settled(outcome, by_position.get(position, {}))
-                for change in outcome.changes:
-                    rows = result.state[change.table]
-                    if change.after is None:
-                        rows.pop(change.key, None)
-                    else:
-                        rows[change.key] = change.after
-            record(result, position, event, outcome)
-        else:
-            record(result, position, event, v)
-    return result

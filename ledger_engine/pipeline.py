@@ -118,7 +118,11 @@ def run_pipeline(
     store = engine or open_store(settings)
     with store.connect() as conn:
         check_state_tables(conn, ledger)
-    session = spark or build_session(settings.spark_master, driver_host=settings.spark_driver_host)
+    session = spark or build_session(
+        settings.spark_master,
+        driver_host=settings.spark_driver_host,
+        driver_memory=settings.spark_driver_memory,
+    )
     report = PipelineReport()
 
     def handle(batch_id: int, files: list[tuple[str, bytes]]) -> None:

@@ -2,7 +2,7 @@
 
 The input is what every runnable transaction of a batch touches, known before anything runs:
 for transaction `t` (its index in batch order) a list of (row id, access flags), where a row id
-is a 64-bit hash of (table, key) (`row_id`). The output says, for each transaction, in which
+is a 64-bit hash of (table, key) (`row_ids`). The output says, for each transaction, in which
 *round* and which *bin* it runs, and which rows are *deferred*.
 
 Rows are classified over the whole batch:
@@ -41,8 +41,8 @@ collisions only ever merge rows, which makes the schedule more conservative, nev
 
 from __future__ import annotations
 
-import hashlib
 import heapq
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
@@ -70,11 +70,24 @@ def access_flags(access: AccessType) -> int:
     return _FLAGS[access]
 
 
+def row_ids(tables: Sequence[int], keys: Sequence[str | int]) -> np.ndarray:
+    """Signed 64-bit ids of rows: row `i` is `keys[i]` of the `tables[i]`-th declared table.
+
+    A keyed SipHash (pandas' `hash_array`, with its fixed key), so every process of a run
+    computes the same ids; ids never leave a run.
+    """
+    texts = np.array(
+        [f"{t}:{'s' if isinstance(k, str) else 'i'}{k}" for t, k in zip(tables, keys, strict=True)],
+        dtype=object,
+    )
+    if len(texts) == 0:
+        return np.zeros(0, dtype=np.int64)
+    return pd.util.hash_array(texts, categorize=False).view(np.int64)
+
+
 def row_id(table_index: int, key: str | int) -> int:
-    """A signed 64-bit id of the row `key` of the `table_index`-th declared table."""
-    tag = "s" if isinstance(key, str) else "i"
-    data = f"{table_index}{tag}{key}".encode("utf-8", "surrogatepass")
-    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little", signed=True)
+    """The id of one row (see `row_ids`)."""
+    return int(row_ids([table_index], [key])[0])
 
 
 class RowClass(IntEnum):
@@ -99,6 +112,7 @@ class Accesses:
     def __post_init__(self) -> None:
         assert len(self.txn) == len(self.row) == len(self.flags)
         assert len(self.txn) == 0 or (self.txn.min() >= 0 and self.txn.max() < self.count)
+        assert np.all(np.diff(self.txn) >= 0), "accesses come in transaction order"
 
     @classmethod
     def from_lists(cls, count: int, txn: Any, row: Any, flags: Any) -> Accesses:
@@ -112,13 +126,16 @@ class Accesses:
 
 @dataclass(frozen=True)
 class Schedule:
-    """Where each transaction runs: `round[t]` and `bin[t]`; `deferred` row ids."""
+    """Where each transaction runs: `round[t]` and `bin[t]`; `deferred` row ids, and for each
+    transaction the bitmask of its bindings whose rows are deferred (`deferred_bindings[t]`,
+    bit `i` for binding `i`)."""
 
     rounds: int
     bins: int
     round: np.ndarray
     bin: np.ndarray
     deferred: frozenset[int]
+    deferred_bindings: np.ndarray
     largest_bin: tuple[int, ...]  # per round, the most transactions any bin runs
 
     @property
@@ -248,7 +265,21 @@ def plan(
         members = np.flatnonzero(round_of == r)
         bin_of[members], biggest = assign_bins(components[members], bins)
         largest.append(biggest)
-    return Schedule(rounds, bins, round_of, bin_of, deferred, tuple(largest))
+    masks = deferred_masks(accesses, classes[codes] == RowClass.DEFERRED)
+    return Schedule(rounds, bins, round_of, bin_of, deferred, masks, tuple(largest))
+
+
+def deferred_masks(accesses: Accesses, deferred: np.ndarray) -> np.ndarray:
+    """Per transaction, the bitmask of its bindings whose access is `deferred` (bit `i` for
+    its `i`-th binding: accesses list every binding of a transaction, in binding order)."""
+    masks = np.zeros(accesses.count, dtype=np.int64)
+    if not deferred.any():
+        return masks
+    first = np.searchsorted(accesses.txn, accesses.txn)
+    binding = np.arange(len(accesses.txn)) - first
+    assert binding.max() < 63, "at most 63 bindings per stream"
+    np.bitwise_or.at(masks, accesses.txn[deferred], np.left_shift(1, binding[deferred]))
+    return masks
 
 
 def _estimated_makespan(

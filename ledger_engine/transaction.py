@@ -40,7 +40,6 @@ from ledger_engine.values import value_problem as _value_problem
 
 RowKey = tuple[str, Any]
 ReadRow = Callable[[Table, Any], Any]
-IsDeferred = Callable[[Table, Any], bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,30 +239,31 @@ def execute(
     event: Event,
     keys: list[Any],
     read_row: ReadRow,
-    deferred: IsDeferred | None = None,
+    deferred: int = 0,
 ) -> Applied | Rejection:
     """Run `event`'s transaction; `keys` come from `resolve_keys`, rows from `read_row`.
 
-    Rows for which `deferred(table, key)` is true are not read: the batch only adds to them
-    (see the module docstring). Nothing is written anywhere: the caller applies the returned
-    changes to its state.
+    Bit `i` of `deferred` marks binding `i`'s row as deferred: it is not read, because the
+    batch only adds to it (see the module docstring). Nothing is written anywhere: the caller
+    applies the returned changes to its state.
     """
     assert len(keys) == len(stream.bindings), "one key per binding"
     rows: dict[RowKey, _Row] = {}
     ctx = Context()
     accesses: dict[str, StateAccess] = {}
-    for binding, key in zip(stream.bindings, keys, strict=True):
+    for i, (binding, key) in enumerate(zip(stream.bindings, keys, strict=True)):
         table = binding.table
         row_key = (table.name, key)
         row = rows.get(row_key)
+        is_deferred = bool(deferred >> i & 1)
         if row is None:
-            if deferred is not None and deferred(table, key):
+            if is_deferred:
                 assert binding.access is AccessType.ADD, "only added-to rows are deferred"
                 row = _Row(table, key, 0, deferred=True)
             else:
                 row = _Row(table, key, read_row(table, key))
             rows[row_key] = row
-        assert not row.deferred or binding.access is AccessType.ADD, "a deferred row is read"
+        assert row.deferred == is_deferred, "the bindings of one row agree on its deferral"
         accesses[binding.name] = StateAccess(row, binding.access, ctx, binding.name)
 
     payload = json_copy(event.payload)

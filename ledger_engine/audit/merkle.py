@@ -1,45 +1,72 @@
-"""Merkle roots of table snapshots.
+"""Merkle trees of table snapshots, with a fixed shape so that they update incrementally.
 
-A table's snapshot is its rows sorted by key (code-point order for text keys, numeric order for
-integer keys). Each row is a leaf, `sha256(canonical_json([key, value]))`; each level pairs
-neighbours as `sha256(left || right)`, carrying an odd last node up unchanged. The empty table's
-root is `sha256(b"")`. The engine records the root after every batch; the audit recomputes it
-from PostgreSQL and must find the same.
+A table's rows are spread over `BUCKETS` buckets by a hash of their key. A row's *leaf* is
+`sha256(canonical_json([key, value]))` read as a 256-bit number; a bucket's *digest* is the sum
+of its rows' leaves modulo 2**256 (a multiset hash: it does not depend on the order of the
+rows, and a changed row updates it by subtracting its old leaf and adding its new one, without
+reading the bucket's other rows). The *root* is a complete binary Merkle tree over the bucket
+digests in bucket order (each digest as 32 big-endian bytes; a node is `sha256(left || right)`).
+
+So the engine keeps each table's tree up to date from a batch's net changes alone (before and
+after of each written row), and an audit that recomputes the digests from the table finds the
+buckets that differ by comparing digests, then the rows by comparing the bucket's rows.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ledger_engine.model import canonical_json
 
-EMPTY_ROOT = hashlib.sha256(b"").hexdigest()
+BUCKET_BITS = 12
+BUCKETS = 1 << BUCKET_BITS
+MODULUS = 1 << 256
 
 
-def leaf_hash(key: Any, value: Any) -> bytes:
-    return hashlib.sha256(canonical_json([key, value]).encode()).digest()
+def bucket_of(key: Any) -> int:
+    """The bucket of a key: the top `BUCKET_BITS` bits of the hash of its canonical JSON."""
+    digest = hashlib.sha256(canonical_json(key).encode()).digest()
+    return int.from_bytes(digest[:2], "big") >> (16 - BUCKET_BITS)
 
 
-def merkle_root(rows: Iterable[tuple[Any, Any]]) -> str:
-    """The root over `rows`, which must already be sorted by key (asserted)."""
-    level: list[bytes] = []
-    previous: Any = _NOTHING
+def leaf(key: Any, value: Any) -> int:
+    """The leaf of a row, a 256-bit number."""
+    return int.from_bytes(hashlib.sha256(canonical_json([key, value]).encode()).digest(), "big")
+
+
+def change_delta(key: Any, before: Any, after: Any) -> tuple[int, int]:
+    """(bucket, digest delta) of a row going from `before` to `after` (`None`: absent)."""
+    delta = 0
+    if after is not None:
+        delta += leaf(key, after)
+    if before is not None:
+        delta -= leaf(key, before)
+    return bucket_of(key), delta % MODULUS
+
+
+def add_deltas(digests: dict[int, int], deltas: Iterable[tuple[int, int]]) -> None:
+    """Add (bucket, delta) pairs to `digests` (bucket -> digest; a missing bucket is 0)."""
+    for bucket, delta in deltas:
+        digests[bucket] = (digests.get(bucket, 0) + delta) % MODULUS
+
+
+def digests_of(rows: Iterable[tuple[Any, Any]]) -> dict[int, int]:
+    """The bucket digests of a whole table (bucket -> digest, empty buckets left out)."""
+    digests: dict[int, int] = {}
     for key, value in rows:
-        assert previous is _NOTHING or previous < key, f"rows not sorted by key at {key!r}"
-        previous = key
-        level.append(leaf_hash(key, value))
-    if not level:
-        return EMPTY_ROOT
+        bucket = bucket_of(key)
+        digests[bucket] = (digests.get(bucket, 0) + leaf(key, value)) % MODULUS
+    return {b: d for b, d in digests.items() if d}
+
+
+def root_of(digests: Mapping[int, int]) -> str:
+    """The root (hex) of the tree over the bucket digests (missing buckets are 0)."""
+    level = [digests.get(b, 0).to_bytes(32, "big") for b in range(BUCKETS)]
     while len(level) > 1:
-        paired = [
-            hashlib.sha256(level[i] + level[i + 1]).digest() for i in range(0, len(level) - 1, 2)
-        ]
-        if len(level) % 2:
-            paired.append(level[-1])
-        level = paired
+        level = [hashlib.sha256(level[i] + level[i + 1]).digest() for i in range(0, len(level), 2)]
     return level[0].hex()
 
 
-_NOTHING = object()
+EMPTY_ROOT = root_of({})

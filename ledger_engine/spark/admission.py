@@ -9,7 +9,9 @@ that counts, unless an earlier batch already executed the id (`known`).
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, Window
@@ -17,16 +19,17 @@ from pyspark.sql import functions as F
 
 from ledger_engine.admission import screen
 from ledger_engine.api import StreamingLedger
+from ledger_engine.gc_pause import gc_paused
 from ledger_engine.ingest import parse_line
 from ledger_engine.model import EXISTS, EXISTS_WITH_DIFFERENT_PAYLOAD, INVALID_EVENT, Event
 from ledger_engine.partition import table_indexes
-from ledger_engine.schedule import access_flags, row_id
+from ledger_engine.schedule import access_flags, row_ids
 from ledger_engine.spark.codec import (
-    PICKLE,
     SCREENED,
     batch_of,
     event_blob,
     key_text,
+    list_array,
     spark_ddl,
 )
 
@@ -42,78 +45,99 @@ class _Screener:
     def __init__(self, ledger: StreamingLedger) -> None:
         self.streams = ledger.streams
         self.index = table_indexes(ledger)
-        self.columns: dict[str, list] = {f.name: [] for f in SCREENED}
+        self._reset()
 
-    def add(
-        self,
-        position: int,
-        event: Event | None,
-        problem: str | None,
-        blob: bytes | None = None,
-        source_file: str | None = None,
-        line_number: int | None = None,
-        raw: bytes | None = None,
-    ) -> None:
+    def _reset(self) -> None:
+        self.columns: dict[str, list] = {f.name: [] for f in SCREENED if f.name[:4] != "acc_"}
+        self.offsets: list[int] = [0]
+        self.tables: list[int] = []
+        self.keys: list[Any] = []
+        self.flags: list[int] = []
+
+    def __len__(self) -> int:
+        return len(self.columns["position"])
+
+    def add(self, position: int, event: Event | None, problem: str | None, line: Line) -> None:
         c = self.columns
         c["position"].append(position)
-        c["source_file"].append(source_file)
-        c["line_number"].append(line_number)
-        c["raw"].append(raw)
+        c["source_file"].append(line[0])
+        c["line_number"].append(line[1])
+        c["raw"].append(line[2])
         if event is None:  # the line holds no event at all
             assert problem is not None
-            for name, value in (("event", None), ("request_id", None), ("fingerprint", None)):
-                c[name].append(value)
-            c["runs"].append(False)
-            c["reason"].append(INVALID_EVENT)
-            c["detail"].append(problem)
-            c["accesses"].append(None)
+            self._ended(None, None, None, INVALID_EVENT, problem)
             return
         screened = screen(self.streams, event)
-        c["event"].append(blob if blob is not None else event_blob(event))
-        c["request_id"].append(screened.request_id)
-        c["fingerprint"].append(screened.fingerprint or None)
         rejection = screened.rejection
-        c["runs"].append(rejection is None)
-        c["reason"].append(None if rejection is None else rejection.reason)
-        c["detail"].append(None if rejection is None else rejection.detail)
+        fingerprint = screened.fingerprint or None
         if rejection is not None:
-            c["accesses"].append(None)
+            blob = event_blob(event, None)
+            self._ended(blob, screened.request_id, fingerprint, rejection.reason, rejection.detail)
             return
         assert screened.stream is not None and screened.keys is not None
-        accesses = []
+        c["event"].append(event_blob(event, screened.keys))
+        c["request_id"].append(screened.request_id)
+        c["fingerprint"].append(fingerprint)
+        c["runs"].append(True)
+        c["reason"].append(None)
+        c["detail"].append(None)
         for binding, key in zip(screened.stream.bindings, screened.keys, strict=True):
-            table = self.index[binding.table.name]
-            accesses.append(
-                {
-                    "table": table,
-                    "key": key_text(key),
-                    "row": row_id(table, key),
-                    "flags": access_flags(binding.access),
-                }
-            )
-        c["accesses"].append(accesses)
+            self.tables.append(self.index[binding.table.name])
+            self.keys.append(key)
+            self.flags.append(access_flags(binding.access))
+        self.offsets.append(len(self.tables))
+
+    def _ended(
+        self,
+        blob: bytes | None,
+        request_id: str | None,
+        fingerprint: str | None,
+        reason: str,
+        detail: str,
+    ) -> None:
+        c = self.columns
+        c["event"].append(blob)
+        c["request_id"].append(request_id)
+        c["fingerprint"].append(fingerprint)
+        c["runs"].append(False)
+        c["reason"].append(reason)
+        c["detail"].append(detail)
+        self.offsets.append(len(self.tables))
 
     def flush(self) -> Iterator[pa.RecordBatch]:
-        if self.columns["position"]:
-            yield batch_of(SCREENED, self.columns)
-            self.columns = {f.name: [] for f in SCREENED}
+        if not len(self):
+            return
+        columns: dict[str, Any] = dict(self.columns)
+        offsets = self.offsets
+        columns["acc_table"] = list_array(offsets, self.tables, pa.int16())
+        columns["acc_key"] = list_array(offsets, [key_text(k) for k in self.keys], pa.string())
+        columns["acc_row"] = list_array(offsets, row_ids(self.tables, self.keys), pa.int64())
+        columns["acc_flags"] = list_array(offsets, self.flags, pa.int8())
+        yield batch_of(SCREENED, columns)
+        self._reset()
+
+
+Line = tuple[str | None, int | None, bytes | None]  # source file, line number, raw bytes
+NO_LINE: Line = (None, None, None)
+FLUSH_EVERY = 4096
 
 
 def screen_chunks_task(ledger: StreamingLedger) -> ScreenTask:
     """Screening of in-memory events shipped as chunks (`codec.event_chunks`): input rows are
     (start, chunk)."""
-    import pickle
 
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         screener = _Screener(ledger)
-        for batch in batches:
-            for start, chunk in zip(
-                batch.column("start").to_pylist(), batch.column("chunk").to_pylist(), strict=True
-            ):
-                for offset, fields in enumerate(pickle.loads(chunk)):
-                    blob = pickle.dumps(fields, PICKLE)
-                    screener.add(start + offset, Event(*fields), None, blob)
-                yield from screener.flush()
+        with gc_paused():
+            for batch in batches:
+                starts = batch.column("start").to_pylist()
+                chunks = batch.column("chunk").to_pylist()
+                for start, chunk in zip(starts, chunks, strict=True):
+                    for offset, fields in enumerate(pickle.loads(chunk)):
+                        screener.add(start + offset, Event(*fields), None, NO_LINE)
+                        if len(screener) >= FLUSH_EVERY:
+                            yield from screener.flush()
+            yield from screener.flush()
 
     return task
 
@@ -124,23 +148,25 @@ def screen_files_task(ledger: StreamingLedger, offsets: dict[str, int]) -> Scree
 
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         screener = _Screener(ledger)
-        for batch in batches:
-            names = batch.column("name").to_pylist()
-            contents = batch.column("content").to_pylist()
-            for name, content in zip(names, contents, strict=True):
-                position = offsets[name]
-                for number, raw in enumerate((content or b"").split(b"\n"), start=1):
-                    if not raw.strip():
-                        continue
-                    raw = raw.removesuffix(b"\r")
-                    parsed = parse_line(raw)
-                    if isinstance(parsed, Event):
-                        screener.add(position, parsed, None, None, name, number, raw)
-                    else:
-                        screener.add(position, None, parsed, None, name, number, raw)
-                    position += 1
-                    if len(screener.columns["position"]) >= 4096:
-                        yield from screener.flush()
+        with gc_paused():
+            for batch in batches:
+                names = batch.column("name").to_pylist()
+                contents = batch.column("content").to_pylist()
+                for name, content in zip(names, contents, strict=True):
+                    position = offsets[name]
+                    for number, raw in enumerate((content or b"").split(b"\n"), start=1):
+                        if not raw.strip():
+                            continue
+                        raw = raw.removesuffix(b"\r")
+                        parsed = parse_line(raw)
+                        line = (name, number, raw)
+                        if isinstance(parsed, Event):
+                            screener.add(position, parsed, None, line)
+                        else:
+                            screener.add(position, None, parsed, line)
+                        position += 1
+                        if len(screener) >= FLUSH_EVERY:
+                            yield from screener.flush()
             yield from screener.flush()
 
     return task

@@ -27,27 +27,32 @@ from ledger_engine.spark.admission import RUNS, admit
 from ledger_engine.spark.codec import NEED, NET, OVERFLOW, key_of, spark_ddl, tables_by_index
 from ledger_engine.spark.execution import (
     Placement,
+    RowSource,
     Sink,
+    bin_order,
+    carried_rows,
     execute_task,
     needs_task,
     output_ddl,
-    place_events,
-    round_work,
+    round_events,
     routes_for,
 )
-from ledger_engine.spark.settling import SettledSink, pending_with_base, settle_task
+from ledger_engine.spark.settling import SettledSink, pending_by_row, settle_task
 
 
 class Sources(Protocol):
     """Where a batch's inputs besides its events come from."""
 
+    # True: rows written by an earlier round must travel to later rounds in the shuffle
+    # (an in-memory state); False: the row source sees them itself (staged in PostgreSQL).
+    carries_writes: bool
+
     def known(self, spark: SparkSession, request_ids: DataFrame) -> DataFrame:
         """(request_id, known_fingerprint) of the given ids that earlier batches executed."""
         ...
 
-    def values(self, spark: SparkSession, rows: DataFrame) -> DataFrame:
-        """(table, key, value_int, value_str, value_obj) of the given (table, key) rows as
-        they are before the batch; absent rows may be left out."""
+    def rows(self) -> RowSource:
+        """The source tasks read rows from."""
         ...
 
 
@@ -97,10 +102,10 @@ class BatchExecutor:
         self.ledger = ledger
         self.options = options
         self.bins = options.bins or spark.sparkContext.defaultParallelism
-        self._routes: list[int] | None = None
+        self._routes: tuple[int, ...] | None = None
 
     @property
-    def routes(self) -> list[int]:
+    def routes(self) -> tuple[int, ...]:
         if self._routes is None:
             self._routes = routes_for(self.spark, self.bins)
         return self._routes
@@ -134,37 +139,34 @@ class BatchExecutor:
             )
             seconds["plan"] = seconds.get("plan", 0.0) + time.perf_counter() - clock
             clock = time.perf_counter()
-            outputs, settled, values = self._run(
-                runnable, positions, schedule, sources, sink, seconds
-            )
+            outputs, settled = self._run(runnable, positions, schedule, sources, sink, seconds)
             overflowed = settled.where(F.col("tag") == OVERFLOW).select("table", "key").collect()
             seconds["execute"] = seconds.get("execute", 0.0) + time.perf_counter() - clock
             if not overflowed:
                 break
             tables = tables_by_index(self.ledger)
             forced |= {row_id(r.table, key_of(tables[r.table], r.key)) for r in overflowed}
-            for frame in (*outputs, settled, values):
+            for frame in (*outputs, settled):
                 frame.unpersist()
             replans += 1
             if on_replan is not None:
                 on_replan()
-        values.unpersist()
         return BatchRun(admitted, outputs, settled, schedule, len(positions), replans, seconds)
 
     def _accesses(self, runnable: DataFrame) -> tuple[np.ndarray, Accesses]:
         """The runnable events' positions (sorted) and their accesses, on the driver."""
-        table = runnable.select("position", "accesses").toArrow()
+        table = runnable.select("position", "acc_row", "acc_flags").toArrow()
         table = table.sort_by("position")
         positions = table.column("position").to_numpy()
-        accesses = table.column("accesses").combine_chunks()
-        lengths = pa.compute.list_value_length(accesses).to_numpy(zero_copy_only=False)
-        flat = accesses.flatten()
+        rows = table.column("acc_row").combine_chunks()
+        lengths = pa.compute.list_value_length(rows).to_numpy(zero_copy_only=False)
         txn = np.repeat(np.arange(len(positions), dtype=np.int64), lengths)
+        flags = table.column("acc_flags").combine_chunks().flatten()
         return positions, Accesses(
             len(positions),
             txn,
-            flat.field("row").to_numpy(zero_copy_only=False).astype(np.int64),
-            flat.field("flags").to_numpy(zero_copy_only=False).astype(np.uint8),
+            rows.flatten().to_numpy(zero_copy_only=False).astype(np.int64),
+            flags.to_numpy(zero_copy_only=False).astype(np.uint8),
         )
 
     def _run(
@@ -175,62 +177,60 @@ class BatchExecutor:
         sources: Sources,
         sink: BatchSink,
         seconds: dict[str, float],
-    ) -> tuple[list[DataFrame], DataFrame, DataFrame]:
+    ) -> tuple[list[DataFrame], DataFrame]:
         placement = self.spark.sparkContext.broadcast(
-            Placement(positions, schedule.round, schedule.bin, schedule.deferred)
-        )
-        events = place_events(runnable, placement).persist()
-        needs = (
-            runnable.select("position", "accesses")
-            .mapInArrow(needs_task(placement), spark_ddl(NEED))
-            .persist()
-        )
-        clock = time.perf_counter()
-        values = sources.values(self.spark, needs.select("table", "key").distinct()).persist()
-        values.count()
-        seconds["values"] = time.perf_counter() - clock
-        current = values
-        outputs: list[DataFrame] = []
-        for round_ in range(schedule.rounds):
-            rows = (
-                needs.where((F.col("round") == round_) & ~F.col("deferred"))
-                .select("bin", "table", "key")
-                .distinct()
-                .join(current, ["table", "key"], "left")
+            Placement(
+                positions,
+                schedule.round,
+                schedule.bin,
+                schedule.deferred_bindings,
+                self.routes,
             )
-            last = round_ == schedule.rounds - 1
-            task = execute_task(self.ledger, placement, sink, round_, emit_nets=not last)
-            output = (
-                round_work(events, rows, self.routes, round_)
-                .mapInArrow(task, output_ddl())
+        )
+        source = sources.rows()
+        carry = sources.carries_writes and schedule.rounds > 1
+        needs = written = None
+        if carry:
+            needs = (
+                runnable.select("position", "acc_table", "acc_key", "acc_row")
+                .mapInArrow(needs_task(placement), spark_ddl(NEED))
                 .persist()
             )
+        outputs: list[DataFrame] = []
+        for round_ in range(schedule.rounds):
             clock = time.perf_counter()
+            work = round_events(runnable, placement, round_)
+            if needs is not None and written is not None:
+                work = work.unionByName(
+                    carried_rows(needs, written, placement, round_), allowMissingColumns=True
+                )
+            emit_nets = carry and round_ < schedule.rounds - 1
+            task = execute_task(self.ledger, source, sink, round_, emit_nets)
+            output = bin_order(work, self.bins).mapInArrow(task, output_ddl()).persist()
             output.count()  # run the round now: the next one starts from its writes
-            seconds[f"round {round_}"] = time.perf_counter() - clock
             outputs.append(output)
-            if not last:
-                current = _overlay(current, output)
+            if emit_nets:
+                writes = output.where(F.col("tag") == NET).select(
+                    "table",
+                    "key",
+                    F.lit(round_).alias("round"),
+                    "value_int",
+                    "value_str",
+                    "value_obj",
+                )
+                written = writes if written is None else written.unionByName(writes)
+            seconds[f"round {round_}"] = time.perf_counter() - clock
+        clock = time.perf_counter()
         pending = outputs[0]
         for output in outputs[1:]:
             pending = pending.unionByName(output)
         settled = (
-            pending_with_base(pending, values)
-            .mapInArrow(settle_task(self.ledger, sink), output_ddl())
+            pending_by_row(pending)
+            .mapInArrow(settle_task(self.ledger, source, sink), output_ddl())
             .persist()
         )
-        clock = time.perf_counter()
         settled.count()
         seconds["settle"] = time.perf_counter() - clock
-        events.unpersist()
-        needs.unpersist()
-        return outputs, settled, values
-
-
-def _overlay(current: DataFrame, output: DataFrame) -> DataFrame:
-    """`current` values with a round's writes on top (a deleted row has null values)."""
-    writes = output.where(F.col("tag") == NET).select(
-        "table", "key", "value_int", "value_str", "value_obj"
-    )
-    kept = current.join(writes.select("table", "key"), ["table", "key"], "left_anti")
-    return writes.unionByName(kept)
+        if needs is not None:
+            needs.unpersist()
+        return outputs, settled

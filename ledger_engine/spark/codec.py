@@ -4,36 +4,40 @@ Keys travel as text (an int key as its decimal digits) next to the index of thei
 that Spark can join and partition on them. Values travel typed: `value_int` for int tables,
 `value_str` for str tables, `value_obj` (a pickle) for dict tables; all three null means the row
 is absent. Events and transaction outcomes travel as pickles of plain tuples, which load an
-order of magnitude faster than pickles of dataclass instances.
+order of magnitude faster than pickles of dataclass instances (`ledger_engine.assembly`).
 """
 
 from __future__ import annotations
 
 import pickle
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
 
 from ledger_engine.api import StreamingLedger, Table
-from ledger_engine.model import Change, Event, Rejection, Result
-from ledger_engine.partition import Executed
-from ledger_engine.transaction import Applied, PendingAdd
+from ledger_engine.model import Event
 
 PICKLE = pickle.HIGHEST_PROTOCOL
 
 # -- Arrow types and the Spark DDL of every record kind --------------------------------------
 
-ACCESS = pa.struct(
-    [("table", pa.int16()), ("key", pa.string()), ("row", pa.int64()), ("flags", pa.int8())]
-)
-
 _LINE_FIELDS = [
     ("position", pa.int64()),
-    ("event", pa.binary()),  # pickled (stream, request_id, payload); null if the line had none
+    # pickled (stream, request_id, payload, keys): keys resolved for an event that runs, else
+    # None; null if the line held no event at all
+    ("event", pa.binary()),
     ("source_file", pa.string()),
     ("line_number", pa.int32()),
     ("raw", pa.binary()),
+]
+
+# Each binding's row, as four lists of equal length (empty for an event that does not run).
+ACCESS_FIELDS = [
+    ("acc_table", pa.list_(pa.int16())),
+    ("acc_key", pa.list_(pa.string())),
+    ("acc_row", pa.list_(pa.int64())),
+    ("acc_flags", pa.list_(pa.int8())),
 ]
 
 SCREENED = pa.schema(
@@ -44,7 +48,7 @@ SCREENED = pa.schema(
         ("runs", pa.bool_()),  # passed every check (it still may be a duplicate)
         ("reason", pa.string()),
         ("detail", pa.string()),
-        ("accesses", pa.list_(ACCESS)),
+        *ACCESS_FIELDS,
     ]
 )
 
@@ -61,6 +65,25 @@ NEED = pa.schema(
 )
 
 VALUE = pa.schema([("table", pa.int16()), ("key", pa.string()), *ROW_VALUE])
+
+# What an executing task receives: events (kind 1) and rows written by earlier rounds (kind 0).
+WORK = pa.schema(
+    [
+        ("kind", pa.int8()),
+        ("bin", pa.int32()),
+        ("route", pa.int64()),
+        ("deferred", pa.int64()),  # bitmask of the bindings whose rows are deferred
+        ("position", pa.int64()),
+        ("table", pa.int16()),
+        ("key", pa.string()),
+        *ROW_VALUE,
+        ("event", pa.binary()),
+        ("source_file", pa.string()),
+        ("line_number", pa.int32()),
+        ("raw", pa.binary()),
+        ("fingerprint", pa.string()),
+    ]
+)
 
 # What an executing or settling task emits: one record type per `tag`.
 OUTPUT = pa.schema(
@@ -103,13 +126,22 @@ def _ddl(kind: pa.DataType) -> str:
 
 
 def batch_of(schema: pa.Schema, columns: dict[str, list]) -> pa.RecordBatch:
-    """A record batch of `schema` from equally long Python lists (missing columns null)."""
+    """A record batch of `schema` from equally long columns (Python lists, NumPy or Arrow
+    arrays; missing columns are null)."""
     length = max((len(v) for v in columns.values()), default=0)
     arrays = [
-        pa.array(columns[f.name], type=f.type) if f.name in columns else pa.nulls(length, f.type)
+        _array(columns[f.name], f.type) if f.name in columns else pa.nulls(length, f.type)
         for f in schema
     ]
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _array(values: Any, kind: pa.DataType) -> pa.Array:
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if isinstance(values, pa.Array):
+        return values if values.type == kind else values.cast(kind)
+    return pa.array(values, type=kind)
 
 
 # -- keys and values -------------------------------------------------------------------------
@@ -149,12 +181,13 @@ def tables_by_index(ledger: StreamingLedger) -> list[Table]:
 # -- events ----------------------------------------------------------------------------------
 
 
-def event_blob(event: Event) -> bytes:
-    return pickle.dumps((event.stream, event.request_id, event.payload), PICKLE)
+def event_blob(event: Event, keys: tuple[Any, ...] | None) -> bytes:
+    return pickle.dumps((event.stream, event.request_id, event.payload, keys), PICKLE)
 
 
-def event_of(blob: bytes) -> Event:
-    return Event(*pickle.loads(blob))
+def event_of(blob: bytes) -> tuple[Event, tuple[Any, ...] | None]:
+    stream, request_id, payload, keys = pickle.loads(blob)
+    return Event(stream, request_id, payload), keys
 
 
 def event_chunks(events: Sequence[Event], size: int) -> Iterator[tuple[int, bytes]]:
@@ -164,39 +197,6 @@ def event_chunks(events: Sequence[Event], size: int) -> Iterator[tuple[int, byte
         yield start, pickle.dumps(chunk, PICKLE)
 
 
-# -- outcomes of executed transactions -------------------------------------------------------
-
-
-def executed_blob(items: Iterable[Executed]) -> bytes:
-    """A pickle of executed transactions as plain tuples (see `executed_of`)."""
-    packed = []
-    for item in items:
-        outcome = item.outcome
-        if isinstance(outcome, Rejection):
-            packed.append((item.position, outcome.reason, outcome.detail))
-            continue
-        changes = tuple(
-            (c.table, c.key, c.before, c.after)
-            if isinstance(c, Change)
-            else (c.table, c.key, c.delta, c.low, c.high, True)
-            for c in outcome.changes
-        )
-        packed.append((item.position, changes, tuple(r.payload for r in outcome.results)))
-    return pickle.dumps(packed, PICKLE)
-
-
-def executed_of(blob: bytes, events: Sequence[Event]) -> Iterator[Executed]:
-    """The executed transactions of an `executed_blob`; `events` (by position) supply each
-    one's stream and request id."""
-    for packed in pickle.loads(blob):
-        position = packed[0]
-        event = events[position]
-        if isinstance(packed[1], str):
-            yield Executed(position, Rejection(event.stream, event.request_id, *packed[1:]))
-            continue
-        rid = event.request_id
-        changes = tuple(
-            Change(rid, *c) if len(c) == 4 else PendingAdd(rid, *c[:5]) for c in packed[1]
-        )
-        results = tuple(Result(event.stream, rid, payload) for payload in packed[2])
-        yield Executed(position, Applied(changes, results))
+def list_array(offsets: list[int], values: list, kind: pa.DataType) -> pa.Array:
+    """A list array from flat values and the offsets where each list starts (plus the end)."""
+    return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), pa.array(values, kind))

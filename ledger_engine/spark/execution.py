@@ -1,17 +1,25 @@
-"""Executing a planned batch on Spark: rows to their bins, bins to tasks, transactions in order.
+"""Executing a planned batch on Spark: bins to tasks, transactions in batch order.
 
-For each round, the round's events and the rows they need (their values as of the start of
-the round) are unioned into one DataFrame, shuffled so that each bin lands in a task of its
-own, and sorted rows first, then events by position. The task (`execute_task`) loads the rows
-and runs `ledger_engine.partition.execute_bin` over the events. It emits, as `OUTPUT` records:
-the executed transactions (through the batch's `Sink`), each pending add of a deferred row
-(settled later, in batch order, by `ledger_engine.spark.settling`), and the net change of each
-row the bin wrote (which becomes the next round's starting values).
+For each round, the round's events are shuffled so that each bin lands in the task of the same
+number, and sorted by position. The task (`execute_task`) runs
+`ledger_engine.partition.execute_bin` over them chunk by chunk; before each chunk it fetches
+the rows the chunk touches that it does not hold yet from the batch's `RowSource` (PostgreSQL,
+one query per table per chunk, in every task at once; or a broadcast of an in-memory state).
+
+Rows written by an earlier round of the same batch are not in the row source. With
+PostgreSQL, each round stages its writes and the source reads them on top of the tables. In
+memory, they travel to the tasks that need them in the round's shuffle, ahead of the events
+(records of kind ROW sort first).
+
+A task emits `OUTPUT` records: the executed transactions (through the batch's `Sink`), each
+pending add of a deferred row (settled later by `ledger_engine.spark.settling`), and, when the
+next round needs them in memory, the net change of each row it wrote.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+import pickle
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -21,24 +29,24 @@ from pyspark.broadcast import Broadcast
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from ledger_engine.api import StreamingLedger
+from ledger_engine.api import StreamingLedger, Table
+from ledger_engine.gc_pause import gc_paused
 from ledger_engine.model import Event
 from ledger_engine.partition import (
     Executed,
     NetChange,
     RowKey,
     Runnable,
-    deferred_test,
     execute_bin,
     net_changes,
 )
-from ledger_engine.schedule import Schedule
 from ledger_engine.spark.codec import (
     NEED,
     NET,
     OUTPUT,
     PENDING,
     PICKLE,
+    WORK,
     batch_of,
     event_of,
     key_of,
@@ -48,25 +56,48 @@ from ledger_engine.spark.codec import (
     value_columns,
     value_of,
 )
-from ledger_engine.transaction import PendingAdd, resolve_keys
+from ledger_engine.transaction import PendingAdd
 
 ROW, EVENT = 0, 1  # `kind` of a work record: rows sort before events
+
+Task = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 
 
 @dataclass(frozen=True)
 class Placement:
-    """The schedule as the tasks see it: positions (sorted) with their round and bin, and the
-    deferred row ids (sorted)."""
+    """The schedule as the tasks see it: positions of the runnable events (sorted) with their
+    round, bin and deferred-bindings mask, and the route of each bin."""
 
     positions: np.ndarray
     round: np.ndarray
     bin: np.ndarray
-    deferred: frozenset[int]
+    deferred_bindings: np.ndarray
+    routes: tuple[int, ...]
 
-    def locate(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def locate(self, positions: np.ndarray) -> np.ndarray:
         index = np.searchsorted(self.positions, positions)
         assert np.array_equal(self.positions[index], positions), "an event was not planned"
-        return self.round[index], self.bin[index]
+        return index
+
+
+class RowSource(Protocol):
+    """Where a task reads the rows it does not hold; picklable, used inside tasks."""
+
+    def read(self, round_: int, table: Table, keys: Sequence[Any]) -> dict[Any, Any]:
+        """The values of `keys` of `table` as of the start of `round_` (absent rows left
+        out). Round 0 is the state before the batch."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class EventLine:
+    """An executed event and where it came from (file, line, raw bytes; `None` in memory)."""
+
+    event: Event
+    source_file: str | None
+    line_number: int | None
+    raw: bytes | None
+    fingerprint: str
 
 
 class Sink(Protocol):
@@ -84,143 +115,110 @@ class Sink(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class EventLine:
-    """An executed event and where it came from (file, line, raw bytes; `None` in memory)."""
-
-    event: Event
-    source_file: str | None
-    line_number: int | None
-    raw: bytes | None
-    fingerprint: str
+# -- the round's events, routed to their bins --------------------------------------------------
 
 
-def placement_of(positions: np.ndarray, schedule: Schedule) -> Placement:
-    return Placement(positions, schedule.round, schedule.bin, schedule.deferred)
+def round_events(runnable: DataFrame, placement: Broadcast, round_: int) -> DataFrame:
+    """The runnable events of `round_` as WORK records of kind EVENT, with bin, route and
+    deferred-bindings mask."""
+
+    def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        plan: Placement = placement.value
+        routes = np.array(plan.routes, dtype=np.int64)
+        for batch in batches:
+            index = plan.locate(batch.column("position").to_numpy())
+            mine = plan.round[index] == round_
+            if not mine.any():
+                continue
+            batch = batch.filter(pa.array(mine))
+            index = index[mine]
+            bins = plan.bin[index]
+            yield batch_of(
+                WORK,
+                {
+                    "kind": np.full(len(index), EVENT, dtype=np.int8),
+                    "bin": bins,
+                    "route": routes[bins],
+                    "deferred": plan.deferred_bindings[index],
+                    **{name: batch.column(name) for name in _EVENT_COLUMNS},
+                },
+            )
+
+    return runnable.select(*_EVENT_COLUMNS).mapInArrow(task, spark_ddl(WORK))
 
 
-def needs_task(
-    placement: Broadcast,
-) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+_EVENT_COLUMNS = ["position", "event", "source_file", "line_number", "raw", "fingerprint"]
+
+
+def needs_task(placement: Broadcast) -> Task:
     """Every (round, bin, table, key) a runnable event touches; `deferred` marks rows whose
-    adds are deferred (they need a value only for settling)."""
+    adds are deferred."""
 
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         plan: Placement = placement.value
         for batch in batches:
-            positions = batch.column("position").to_numpy()
-            rounds, bins = plan.locate(positions)
-            accesses = batch.column("accesses")
-            lengths = accesses.value_lengths().to_numpy(zero_copy_only=False)
-            flat = accesses.flatten()
-            rows = flat.field("row").to_numpy()
-            deferred = np.isin(rows, np.fromiter(plan.deferred, np.int64, len(plan.deferred)))
+            index = plan.locate(batch.column("position").to_numpy())
+            lengths = pa.compute.list_value_length(batch.column("acc_row")).to_numpy(
+                zero_copy_only=False
+            )
+            masks = np.repeat(plan.deferred_bindings[index], lengths)
+            first = np.repeat(np.cumsum(lengths) - lengths, lengths)
+            binding = np.arange(len(masks)) - first
             yield batch_of(
                 NEED,
                 {
-                    "round": np.repeat(rounds, lengths).tolist(),
-                    "bin": np.repeat(bins, lengths).tolist(),
-                    "table": flat.field("table").to_pylist(),
-                    "key": flat.field("key").to_pylist(),
-                    "deferred": deferred.tolist(),
+                    "round": np.repeat(plan.round[index], lengths),
+                    "bin": np.repeat(plan.bin[index], lengths),
+                    "table": batch.column("acc_table").flatten(),
+                    "key": batch.column("acc_key").flatten(),
+                    "deferred": (masks >> binding) & 1 == 1,
                 },
             )
 
     return task
 
 
-def place_events(runnable: DataFrame, placement: Broadcast) -> DataFrame:
-    """The runnable events with their `round` and `bin`."""
-
-    def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        plan: Placement = placement.value
-        for batch in batches:
-            rounds, bins = plan.locate(batch.column("position").to_numpy())
-            yield pa.RecordBatch.from_arrays(
-                [
-                    batch.column("position"),
-                    batch.column("event"),
-                    *_line_columns(batch),
-                    pa.array(rounds, pa.int32()),
-                    pa.array(bins, pa.int32()),
-                ],
-                names=[
-                    "position",
-                    "event",
-                    "source_file",
-                    "line_number",
-                    "raw",
-                    "fingerprint",
-                    "round",
-                    "bin",
-                ],
-            )
-
-    columns = ["position", "event", "source_file", "line_number", "raw", "fingerprint"]
-    ddl = (
-        "position bigint, event binary, source_file string, line_number int, raw binary,"
-        " fingerprint string, round int, bin int"
+def carried_rows(
+    needs: DataFrame, written: DataFrame, placement: Broadcast, round_: int
+) -> DataFrame:
+    """WORK records of kind ROW: the rows earlier rounds wrote (`written`: table, key, round,
+    value columns) that `round_`'s bins need, at their latest value."""
+    latest = written.groupBy("table", "key").agg(
+        F.max_by(F.struct("value_int", "value_str", "value_obj"), "round").alias("v")
     )
-    return runnable.select(*columns).mapInArrow(task, ddl)
-
-
-def _line_columns(batch: pa.RecordBatch) -> list[pa.Array]:
-    return [batch.column(n) for n in ("source_file", "line_number", "raw", "fingerprint")]
-
-
-WORK_DDL = (
-    "kind tinyint, bin int, route bigint, position bigint, table smallint, key string,"
-    " value_int bigint, value_str string, value_obj binary, event binary, source_file string,"
-    " line_number int, raw binary, fingerprint string"
-)
-
-
-def round_work(events: DataFrame, rows: DataFrame, routes: list[int], round_: int) -> DataFrame:
-    """The records one round's tasks receive: rows (kind ROW) and events (kind EVENT), each
-    with the `route` that sends its bin to the task of the same number."""
+    wanted = (
+        needs.where((F.col("round") == round_) & ~F.col("deferred"))
+        .select("bin", "table", "key")
+        .distinct()
+    )
+    routes = placement.value.routes
     route = F.element_at(F.array(*[F.lit(r) for r in routes]), F.col("bin") + 1)
-    event_part = events.where(F.col("round") == round_).select(
-        F.lit(EVENT).cast("tinyint").alias("kind"),
-        "bin",
-        route.alias("route"),
-        "position",
-        F.lit(None).cast("smallint").alias("table"),
-        F.lit(None).cast("string").alias("key"),
-        F.lit(None).cast("bigint").alias("value_int"),
-        F.lit(None).cast("string").alias("value_str"),
-        F.lit(None).cast("binary").alias("value_obj"),
-        "event",
-        "source_file",
-        "line_number",
-        "raw",
-        "fingerprint",
-    )
-    row_part = rows.select(
+    return wanted.join(latest, ["table", "key"]).select(
         F.lit(ROW).cast("tinyint").alias("kind"),
         "bin",
         route.alias("route"),
+        F.lit(0).cast("bigint").alias("deferred"),
         F.lit(-1).cast("bigint").alias("position"),
         "table",
         "key",
-        "value_int",
-        "value_str",
-        "value_obj",
-        F.lit(None).cast("binary").alias("event"),
-        F.lit(None).cast("string").alias("source_file"),
-        F.lit(None).cast("int").alias("line_number"),
-        F.lit(None).cast("binary").alias("raw"),
-        F.lit(None).cast("string").alias("fingerprint"),
+        "v.value_int",
+        "v.value_str",
+        "v.value_obj",
     )
-    return (
-        event_part.unionByName(row_part)
-        .repartition(len(routes), "route")
-        .sortWithinPartitions("kind", "position")
-    )
+
+
+def bin_order(work: DataFrame, bins: int) -> DataFrame:
+    """`work` with each bin in the task of the same number, rows first, then events by
+    position."""
+    return work.repartition(bins, "route").sortWithinPartitions("kind", "position")
+
+
+# -- the task ----------------------------------------------------------------------------------
 
 
 def execute_task(
-    ledger: StreamingLedger, placement: Broadcast, sink: Sink, round_: int, emit_nets: bool
-) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    ledger: StreamingLedger, source: RowSource, sink: Sink, round_: int, emit_nets: bool
+) -> Task:
     """The task of one bin (or several, merged in batch order) of one round.
 
     Records arrive rows first, then events by position; events are executed chunk by chunk
@@ -230,8 +228,10 @@ def execute_task(
     streams = ledger.streams
 
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        plan: Placement = placement.value
-        deferred = deferred_test(ledger, plan.deferred)
+        with gc_paused():
+            yield from _execute(batches)
+
+    def _execute(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         rows: dict[RowKey, Any] = {}
         nets: dict[RowKey, NetChange] = {}
         last = -1
@@ -254,11 +254,10 @@ def execute_task(
                 position = columns["position"][i]
                 assert position > last, "events come in batch order"
                 last = position
-                event = event_of(columns["event"][i])
+                event, keys = event_of(columns["event"][i])
+                assert keys is not None, "a runnable event carries its keys"
                 stream = streams[event.stream]
-                keys = resolve_keys(stream, event.payload)
-                assert isinstance(keys, list), "an admitted event's keys resolve"
-                runnables.append(Runnable(position, event, stream, tuple(keys)))
+                runnables.append(Runnable(position, event, stream, keys, columns["deferred"][i]))
                 lines[position] = EventLine(
                     event,
                     columns["source_file"][i],
@@ -268,7 +267,8 @@ def execute_task(
                 )
             if not runnables:
                 continue
-            executed = list(execute_bin(rows, runnables, deferred))
+            _fetch(source, round_, rows, runnables)
+            executed = list(execute_bin(rows, runnables))
             yield from sink.executed(round_, executed, lines)
             yield from _pending_records(ledger, executed)
             for row, change in net_changes(executed).items():
@@ -283,30 +283,37 @@ def execute_task(
     return task
 
 
-def _pending_records(ledger: StreamingLedger, executed: list[Executed]) -> Iterator[pa.RecordBatch]:
-    import pickle
+def _fetch(
+    source: RowSource, round_: int, rows: dict[RowKey, Any], runnables: list[Runnable]
+) -> None:
+    """Read the rows `runnables` touch that `rows` lacks (absent rows become `None`)."""
+    missing: dict[str, tuple[Table, set[Any]]] = {}
+    for runnable in runnables:
+        bindings = zip(runnable.stream.bindings, runnable.keys, strict=True)
+        for i, (binding, key) in enumerate(bindings):
+            table = binding.table
+            if (table.name, key) in rows or runnable.deferred >> i & 1:
+                continue
+            missing.setdefault(table.name, (table, set()))[1].add(key)
+    for name, (table, keys) in missing.items():
+        found = source.read(round_, table, list(keys))
+        for key in keys:
+            rows[(name, key)] = found.get(key)
 
+
+def _pending_records(ledger: StreamingLedger, executed: list[Executed]) -> Iterator[pa.RecordBatch]:
     index = {name: i for i, name in enumerate(ledger.tables)}
-    columns: dict[str, list] = {
-        "tag": [],
-        "table": [],
-        "key": [],
-        "position": [],
-        "seq": [],
-        "blob": [],
-    }
+    columns: dict[str, list] = {n: [] for n in ("tag", "table", "key", "position", "seq", "blob")}
     for item in executed:
-        changes = getattr(item.outcome, "changes", ())
-        for seq, change in enumerate(changes):
+        for seq, change in enumerate(getattr(item.outcome, "changes", ())):
             if isinstance(change, PendingAdd):
                 columns["tag"].append(PENDING)
                 columns["table"].append(index[change.table])
                 columns["key"].append(key_text(change.key))
                 columns["position"].append(item.position)
                 columns["seq"].append(seq)
-                columns["blob"].append(
-                    pickle.dumps((change.request_id, change.delta, change.low, change.high), PICKLE)
-                )
+                fields = (change.request_id, change.delta, change.low, change.high)
+                columns["blob"].append(pickle.dumps(fields, PICKLE))
     if columns["tag"]:
         yield batch_of(OUTPUT, columns)
 
@@ -335,7 +342,7 @@ def output_ddl() -> str:
     return spark_ddl(OUTPUT)
 
 
-def routes_for(spark: SparkSession, partitions: int) -> list[int]:
+def routes_for(spark: SparkSession, partitions: int) -> tuple[int, ...]:
     """For each partition number `p`, a value whose hash sends a record to partition `p` when
     repartitioning by it into `partitions` partitions (Spark's own Murmur3 hash, so exact)."""
     found = (
@@ -347,4 +354,4 @@ def routes_for(spark: SparkSession, partitions: int) -> list[int]:
     )
     routes = {row.p: row.id for row in found}
     assert len(routes) == partitions, "every partition has a route"
-    return [routes[p] for p in range(partitions)]
+    return tuple(routes[p] for p in range(partitions))

@@ -11,19 +11,22 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
+from pyspark.broadcast import Broadcast
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from ledger_engine.api import StreamingLedger
+from ledger_engine.api import StreamingLedger, Table
+from ledger_engine.assembly import assemble, pack
 from ledger_engine.commutative import Settled
+from ledger_engine.gc_pause import gc_paused
 from ledger_engine.model import Change, Duplicate, Event, Rejection, RunResult
 from ledger_engine.partition import Executed, NetChange, RowKey
-from ledger_engine.partitioned import assemble
 from ledger_engine.serial import initial_state
-from ledger_engine.spark.admission import DUPLICATE, REJECTED, screen_chunks_task
+from ledger_engine.spark.admission import DUPLICATE, REJECTED, RUNS, screen_chunks_task
 from ledger_engine.spark.batch import BatchExecutor, BatchRun, ExecutionOptions
 from ledger_engine.spark.codec import (
     OUTCOMES,
@@ -31,14 +34,9 @@ from ledger_engine.spark.codec import (
     PICKLE,
     SCREENED,
     SETTLED,
-    VALUE,
     batch_of,
     event_chunks,
-    executed_blob,
-    executed_of,
-    key_text,
     spark_ddl,
-    value_columns,
 )
 from ledger_engine.spark.execution import EventLine
 
@@ -46,12 +44,14 @@ CHUNK = 5_000  # events per pickled chunk shipped from the driver
 
 
 class CollectSink:
-    """Sends outcomes back to the driver as pickled chunks."""
+    """Sends outcomes back to the driver as pickles of packed tuples
+    (`ledger_engine.assembly`)."""
 
     def executed(
         self, round_: int, items: list[Executed], lines: dict[int, EventLine]
     ) -> Iterator[pa.RecordBatch]:
-        yield batch_of(OUTPUT, {"tag": [OUTCOMES], "blob": [executed_blob(items)]})
+        blob = pickle.dumps([pack(item) for item in items], PICKLE)
+        yield batch_of(OUTPUT, {"tag": [OUTCOMES], "blob": [blob]})
 
     def round_done(self, round_: int, nets: dict[RowKey, NetChange]) -> Iterator[pa.RecordBatch]:
         return iter(())
@@ -74,17 +74,29 @@ class CollectSink:
         yield batch_of(OUTPUT, {"tag": [SETTLED], "blob": [pickle.dumps(packed, PICKLE)]})
 
 
+@dataclass(frozen=True)
+class MemoryRows:
+    """Rows read from an in-memory state broadcast to the workers (loaded once per worker)."""
+
+    state: Broadcast
+
+    def read(self, round_: int, table: Table, keys: Sequence[Any]) -> dict[Any, Any]:
+        rows = self.state.value[table.name]
+        return {key: rows[key] for key in keys if key in rows}
+
+
 class MemorySources:
-    """The initial state and known request ids of a `run_spark` call, as DataFrames."""
+    """The initial state and known request ids of a `run_spark` call."""
+
+    carries_writes = True
 
     def __init__(
         self,
-        ledger: StreamingLedger,
+        spark: SparkSession,
         state: Mapping[str, Mapping[Any, Any]],
         known: Mapping[str, str],
     ) -> None:
-        self.ledger = ledger
-        self.state = state
+        self.state = spark.sparkContext.broadcast(dict(state))
         self.known_requests = known
 
     def known(self, spark: SparkSession, request_ids: DataFrame) -> DataFrame:
@@ -96,29 +108,11 @@ class MemorySources:
         )
         return spark.createDataFrame(table)
 
-    def values(self, spark: SparkSession, rows: DataFrame) -> DataFrame:
-        batches = []
-        for index, (name, table) in enumerate(self.ledger.tables.items()):
-            rows_of = self.state.get(name, {})
-            columns: dict[str, list] = {
-                "table": [index] * len(rows_of),
-                "key": [],
-                "value_int": [],
-                "value_str": [],
-                "value_obj": [],
-            }
-            columns["key"] = [key_text(k) for k in rows_of]
-            if table.value_type is int:
-                columns["value_int"] = list(rows_of.values())
-                del columns["value_str"], columns["value_obj"]
-            else:
-                encoded = [value_columns(table, v) for v in rows_of.values()]
-                columns["value_int"] = [e[0] for e in encoded]
-                columns["value_str"] = [e[1] for e in encoded]
-                columns["value_obj"] = [e[2] for e in encoded]
-            batches.append(batch_of(VALUE, columns))
-        state = spark.createDataFrame(pa.Table.from_batches(batches, schema=VALUE))
-        return state.join(rows, ["table", "key"], "left_semi")
+    def rows(self) -> MemoryRows:
+        return MemoryRows(self.state)
+
+    def release(self) -> None:
+        self.state.destroy()
 
 
 def run_spark(
@@ -146,37 +140,46 @@ def run_spark(
         .repartition(executor.bins)
         .mapInArrow(screen_chunks_task(ledger), spark_ddl(SCREENED))
     )
-    sources = MemorySources(ledger, start, known_requests or {})
-    run = executor.execute(screened, sources, CollectSink())
+    sources = MemorySources(spark, start, known_requests or {})
     try:
-        return _collect(ledger, batch, start, run)
+        run = executor.execute(screened, sources, CollectSink())
+        try:
+            return _collect(batch, start, run)
+        finally:
+            run.release()
     finally:
-        run.release()
+        sources.release()
 
 
-def _collect(
-    ledger: StreamingLedger, batch: Sequence[Event], start: Any, run: BatchRun
-) -> RunResult:
+def _collect(batch: Sequence[Event], start: Any, run: BatchRun) -> RunResult:
     verdicts: list[Rejection | Duplicate | None] = [None] * len(batch)
     ended = (
-        run.admitted.where(F.col("status") != 0)
+        run.admitted.where(F.col("status") != RUNS)
         .select("position", "status", "reason", "detail", "duplicate_kind")
         .toArrow()
         .to_pydict()
     )
-    for position, status, reason, detail, kind in zip(*ended.values(), strict=True):
-        event = batch[position]
-        if status == REJECTED:
-            verdicts[position] = Rejection(event.stream, event.request_id, reason, detail)
-        else:
-            assert status == DUPLICATE
-            verdicts[position] = Duplicate(event.stream, event.request_id, kind)
-    executed: dict[int, Executed] = {}
-    for output in run.outputs:
-        for blob in output.where(F.col("tag") == OUTCOMES).select("blob").toArrow()["blob"]:
-            executed.update((item.position, item) for item in executed_of(blob.as_py(), batch))
-    settled: list[Settled] = []
-    for blob in run.settled.where(F.col("tag") == SETTLED).select("blob").toArrow()["blob"]:
-        for position, seq, rid, table, key, before, after in pickle.loads(blob.as_py()):
-            settled.append(Settled(position, seq, Change(rid, table, key, before, after)))
-    return assemble(ledger, list(batch), start, verdicts, executed, settled)
+    packed: dict[int, tuple] = {}
+    settled: dict[tuple[int, int], Change] = {}
+    outcome_blobs = [
+        output.where(F.col("tag") == OUTCOMES).select("blob").toArrow()["blob"].to_pylist()
+        for output in run.outputs
+    ]
+    settled_blobs = (
+        run.settled.where(F.col("tag") == SETTLED).select("blob").toArrow()["blob"].to_pylist()
+    )
+    with gc_paused():
+        for position, status, reason, detail, kind in zip(*ended.values(), strict=True):
+            event = batch[position]
+            if status == REJECTED:
+                verdicts[position] = Rejection(event.stream, event.request_id, reason, detail)
+            else:
+                assert status == DUPLICATE
+                verdicts[position] = Duplicate(event.stream, event.request_id, kind)
+        for blobs in outcome_blobs:
+            for blob in blobs:
+                packed.update((item[0], item) for item in pickle.loads(blob))
+        for blob in settled_blobs:
+            for position, seq, rid, table, key, before, after in pickle.loads(blob):
+                settled[(position, seq)] = Change(rid, table, key, before, after)
+        return assemble(batch, start, verdicts, packed, settled)

@@ -1,7 +1,7 @@
 """Settling deferred adds on Spark: each deferred row's pending adds, in batch order.
 
-The pending adds of every round are joined with their rows' values before the batch, shuffled
-by row and sorted by position; `settle_task` walks each row's adds
+The pending adds of every round are shuffled by row and sorted by position; `settle_task`
+reads the rows' values before the batch from the row source, walks each row's adds
 (`ledger_engine.commutative.settle_row`) and hands the settled changes to the batch's sink. A
 row whose running total leaves the int64 range is reported (tag OVERFLOW) instead: the driver
 then plans the batch again with that row ordered.
@@ -10,7 +10,7 @@ then plans the batch again with that row ordered.
 from __future__ import annotations
 
 import pickle
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any, Protocol
 
 import pyarrow as pa
@@ -19,16 +19,10 @@ from pyspark.sql import functions as F
 
 from ledger_engine.api import StreamingLedger
 from ledger_engine.commutative import Overflow, Pending, Settled, settle_row
+from ledger_engine.gc_pause import gc_paused
 from ledger_engine.partition import NetChange, RowKey
-from ledger_engine.spark.codec import (
-    OUTPUT,
-    OVERFLOW,
-    PENDING,
-    batch_of,
-    key_of,
-    tables_by_index,
-    value_of,
-)
+from ledger_engine.spark.codec import OUTPUT, OVERFLOW, PENDING, batch_of, key_of, tables_by_index
+from ledger_engine.spark.execution import RowSource, Task
 from ledger_engine.transaction import PendingAdd
 
 
@@ -40,34 +34,36 @@ class SettledSink(Protocol):
     ) -> Iterable[pa.RecordBatch]: ...
 
 
-def pending_with_base(outputs: DataFrame, values: DataFrame) -> DataFrame:
-    """Every pending add with its row's value before the batch, grouped by row and sorted by
-    position."""
-    pending = outputs.where(F.col("tag") == PENDING).select(
-        "table", "key", "position", "seq", "blob"
-    )
+def pending_by_row(outputs: DataFrame) -> DataFrame:
+    """Every pending add, grouped by row and sorted by position."""
     return (
-        pending.join(values, ["table", "key"], "left")
+        outputs.where(F.col("tag") == PENDING)
+        .select("table", "key", "position", "seq", "blob")
         .repartition("table", "key")
         .sortWithinPartitions("table", "key", "position")
     )
 
 
-def settle_task(
-    ledger: StreamingLedger, sink: SettledSink
-) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+def settle_task(ledger: StreamingLedger, source: RowSource, sink: SettledSink) -> Task:
     tables = tables_by_index(ledger)
 
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        with gc_paused():
+            yield from _settle(batches)
+
+    def _settle(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        rows = _rows(batches, tables)
+        bases = _bases(source, tables, rows)
         overflowed: list[tuple[int, str]] = []
-        for row_index, key_text, base, items in _rows(batches, tables):
-            table = tables[row_index]
+        for (table_index, key), items in rows.items():
+            table = tables[table_index]
+            base = bases[(table_index, key)]
             try:
                 settled = list(settle_row(base, items))
             except Overflow:
-                overflowed.append((row_index, key_text))
+                overflowed.append((table_index, key))
                 continue
-            net = {(table.name, key_of(table, key_text)): NetChange(base, settled[-1].change.after)}
+            net = {(table.name, key_of(table, key)): NetChange(base, settled[-1].change.after)}
             yield from sink.settled(settled, net)
         if overflowed:
             yield batch_of(
@@ -84,26 +80,33 @@ def settle_task(
 
 def _rows(
     batches: Iterator[pa.RecordBatch], tables: list[Any]
-) -> Iterator[tuple[int, str, Any, list[Pending]]]:
-    """(table index, key text, base value, pending adds in order) for each row."""
-    current: tuple[int, str] | None = None
-    base: Any = None
-    items: list[Pending] = []
+) -> dict[tuple[int, str], list[Pending]]:
+    """Each (table index, key text) row's pending adds, in batch order."""
+    rows: dict[tuple[int, str], list[Pending]] = {}
     for batch in batches:
         columns = batch.to_pydict()
         for i, table_index in enumerate(columns["table"]):
-            row = (table_index, columns["key"][i])
-            if row != current:
-                if current is not None:
-                    yield current[0], current[1], base, items
-                current, items = row, []
-                table = tables[table_index]
-                base = value_of(
-                    table, columns["value_int"][i], columns["value_str"][i], columns["value_obj"][i]
-                )
+            key = columns["key"][i]
             table = tables[table_index]
             request_id, delta, low, high = pickle.loads(columns["blob"][i])
-            add = PendingAdd(request_id, table.name, key_of(table, row[1]), delta, low, high)
-            items.append(Pending(columns["position"][i], columns["seq"][i], add))
-    if current is not None:
-        yield current[0], current[1], base, items
+            add = PendingAdd(request_id, table.name, key_of(table, key), delta, low, high)
+            rows.setdefault((table_index, key), []).append(
+                Pending(columns["position"][i], columns["seq"][i], add)
+            )
+    return rows
+
+
+def _bases(
+    source: RowSource, tables: list[Any], rows: dict[tuple[int, str], list[Pending]]
+) -> dict[tuple[int, str], Any]:
+    """Each row's value before the batch (deferred rows are never written during it)."""
+    by_table: dict[int, list[str]] = {}
+    for table_index, key in rows:
+        by_table.setdefault(table_index, []).append(key)
+    bases: dict[tuple[int, str], Any] = {}
+    for table_index, keys in by_table.items():
+        table = tables[table_index]
+        found = source.read(0, table, [key_of(table, k) for k in keys])
+        for key in keys:
+            bases[(table_index, key)] = found.get(key_of(table, key))
+    return bases
