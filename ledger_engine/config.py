@@ -12,6 +12,7 @@
 | `LEDGER_SPARK_DRIVER_HOST` | `127.0.0.1` | host name cluster workers reach the Spark driver by |
 | `LEDGER_SPARK_DRIVER_MEMORY` | `4g` | Spark driver JVM heap (local mode: executors too) |
 | `LEDGER_FILES_PER_BATCH` | `4` | event files per micro-batch |
+| `LEDGER_ROUND_COST` | `20000` | a round's fixed cost, in transactions (cutting batches) |
 | `LEDGER_APP` | `ledger_engine.apps.bank:build_ledger` | `module:function` that builds the ledger |
 """
 
@@ -39,6 +40,7 @@ class Settings:
     spark_driver_host: str
     spark_driver_memory: str
     files_per_batch: int
+    round_cost: int
     app: str
 
     @classmethod
@@ -59,6 +61,7 @@ class Settings:
             spark_driver_host=env.get("LEDGER_SPARK_DRIVER_HOST", "127.0.0.1"),
             spark_driver_memory=env.get("LEDGER_SPARK_DRIVER_MEMORY", "4g"),
             files_per_batch=files_per_batch,
+            round_cost=int(env.get("LEDGER_ROUND_COST", "20000")),
             app=env.get("LEDGER_APP", "ledger_engine.apps.bank:build_ledger"),
         )
 

@@ -9,9 +9,8 @@ an object, or that has fields other than the three above is kept raw and rejecte
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,24 +56,19 @@ def parse_line(raw: bytes) -> Event | str:
     return Event(envelope.get("stream"), envelope.get("request_id"), envelope.get("payload"))
 
 
+def nonblank_lines(content: bytes) -> Iterator[tuple[int, bytes]]:
+    """(line number, raw bytes) of every non-blank line of a file, a trailing CR removed."""
+    for number, raw in enumerate(content.split(b"\n"), start=1):
+        if raw.strip():
+            yield number, raw.removesuffix(b"\r")
+
+
 def ingest_files(files: Iterable[tuple[str, bytes]]) -> list[IngestedLine]:
-    """Every non-blank line of `files` (path, content), in batch order."""
+    """Every non-blank line of `files` (name, content), in batch order."""
     lines: list[IngestedLine] = []
     for path, content in sorted(files, key=lambda f: f[0]):
-        for number, raw in enumerate(content.split(b"\n"), start=1):
-            if not raw.strip():
-                continue
-            raw = raw.removesuffix(b"\r")
+        for number, raw in nonblank_lines(content):
             parsed = parse_line(raw)
             event, problem = (parsed, None) if isinstance(parsed, Event) else (None, parsed)
             lines.append(IngestedLine(len(lines), path, number, raw, event, problem))
     return lines
-
-
-def input_fingerprint(files: Iterable[tuple[str, bytes]]) -> str:
-    """Identifies a batch's input: its file paths and contents."""
-    digest = hashlib.sha256()
-    for path, content in sorted(files, key=lambda f: f[0]):
-        digest.update(path.encode("utf-8", "surrogateescape") + b"\0")
-        digest.update(hashlib.sha256(content).digest())
-    return digest.hexdigest()

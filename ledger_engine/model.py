@@ -23,6 +23,9 @@ ACCESS_VIOLATION = "access_violation"
 ABORTED = "aborted"
 FUNCTION_ERROR = "function_error"
 
+# What becomes of an event: exactly one of these (DESIGN.md, point 7).
+APPLIED, REJECTED, DUPLICATE = "applied", "rejected", "duplicate"
+
 # Duplicate kinds (DESIGN.md, point 8).
 EXISTS = "exists"
 EXISTS_WITH_DIFFERENT_PAYLOAD = "exists_with_different_payload"

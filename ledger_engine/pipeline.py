@@ -1,39 +1,47 @@
-"""The micro-batch pipeline: landed files -> ordered events -> Spark run -> exactly-once commit.
+"""The micro-batch pipeline: landed files -> screened events -> parallel execution on Spark ->
+staged in PostgreSQL by the tasks -> committed exactly once by the driver.
 
-`process_batch` is one micro-batch; `run_pipeline` drives the Structured Streaming job over
-everything that has landed in the inbox and returns a summary per batch.
+`BatchProcessor.process` is one micro-batch; `run_pipeline` drives the Structured Streaming job
+over everything that has landed in the inbox and returns a summary per batch. The driver
+handles file names and line counts, the compact schedule, and the tasks' reports (counts and
+Merkle bucket deltas); events, rows and outcomes stay in Spark tasks and PostgreSQL.
 """
 
 from __future__ import annotations
 
+import hashlib
+import pickle
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from functools import partial
+from typing import Any
 
-from pyspark.sql import SparkSession
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 from sqlalchemy import Engine
 
 from ledger_engine.api import StreamingLedger
 from ledger_engine.apps import load_ledger
-from ledger_engine.batch import (
-    APPLIED,
-    DUPLICATE,
-    REJECTED,
-    BatchRecord,
-    line_outcomes,
-    runnable_events,
-    touched_keys,
-)
+from ledger_engine.audit.merkle import MODULUS
 from ledger_engine.config import Settings
-from ledger_engine.ingest import ingest_files, input_fingerprint
-from ledger_engine.model import RunResult
-from ledger_engine.spark.runner import run_spark
+from ledger_engine.ingest import nonblank_lines
+from ledger_engine.model import APPLIED, DUPLICATE, REJECTED
+from ledger_engine.spark.admission import RUNS, screen_files_task
+from ledger_engine.spark.batch import BatchExecutor, BatchRun, ExecutionOptions
+from ledger_engine.spark.codec import OUTPUT, SCREENED, SUMMARY, spark_ddl
+from ledger_engine.spark.postgres import PostgresSink, PostgresSources
 from ledger_engine.spark.session import build_session
-from ledger_engine.spark.streaming import run_available_batches
-from ledger_engine.store.commit import commit_batch
+from ledger_engine.spark.streaming import file_name, run_available_batches
+from ledger_engine.store.commit import (
+    CommitRefused,
+    StagedBatch,
+    commit_staged,
+    committed_input,
+)
 from ledger_engine.store.database import open_store
-from ledger_engine.store.state import check_state_tables, known_requests, load_rows
+from ledger_engine.store.staging import clear_staging, dsn_of
+from ledger_engine.store.state import check_state_tables
 
 
 @dataclass(frozen=True)
@@ -49,6 +57,8 @@ class BatchSummary:
     duplicates: int
     execute_seconds: float
     commit_seconds: float
+    rounds: int = 0
+    replans: int = 0
 
 
 @dataclass
@@ -60,49 +70,185 @@ class PipelineReport:
         return sum(getattr(b, name) for b in self.batches if b.committed)
 
 
-Runner = Callable[..., RunResult]
+@dataclass(frozen=True)
+class FileInfo:
+    name: str
+    lines: int  # non-blank
+    sha256: str
 
 
-def process_batch(
-    run: Runner,
-    ledger: StreamingLedger,
-    engine: Engine,
-    batch_id: int,
-    files: list[tuple[str, bytes]],
-) -> BatchSummary:
-    """Order, execute and commit one micro-batch of landed files.
+def input_fingerprint(files: list[FileInfo]) -> str:
+    """Identifies a batch's input: its file names and contents."""
+    digest = hashlib.sha256()
+    for info in sorted(files, key=lambda f: f.name):
+        digest.update(info.name.encode("utf-8", "surrogateescape") + b"\0")
+        digest.update(bytes.fromhex(info.sha256))
+    return digest.hexdigest()
 
-    `run(ledger, events, state, known_requests)` executes the events: `run_serial`, or
-    `run_spark` bound to a session.
-    """
-    started = time.perf_counter()
-    lines = ingest_files(files)
-    events = runnable_events(lines)
-    with engine.connect() as conn:
-        state = load_rows(conn, ledger, touched_keys(ledger, events))
-        known = known_requests(conn, (e.request_id for e in events))
-    result = run(ledger, events, state, known)
-    executed = time.perf_counter()
-    record = BatchRecord(
-        batch_id=batch_id,
-        ledger=ledger.name,
-        input_files=tuple(sorted(name for name, _ in files)),
-        input_fingerprint=input_fingerprint(files),
-        outcomes=line_outcomes(lines, result),
-        execute_seconds=executed - started,
-    )
-    report = commit_batch(engine, ledger, record)
-    return BatchSummary(
-        batch_id=batch_id,
-        committed=report.committed,
-        files=len(files),
-        ingested=len(record.outcomes),
-        applied=record.count(APPLIED),
-        rejected=record.count(REJECTED),
-        duplicates=record.count(DUPLICATE),
-        execute_seconds=executed - started,
-        commit_seconds=time.perf_counter() - executed,
-    )
+
+def files_frame(spark: SparkSession, files: list[tuple[str, bytes]]) -> DataFrame:
+    """Files (name, content) as the streaming source gives a batch: a (path, content) frame."""
+    rows = [(name, bytearray(content)) for name, content in files]
+    return spark.createDataFrame(rows, "path string, content binary")
+
+
+def _named(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    for batch in batches:
+        names = [file_name(p) for p in batch.column("path").to_pylist()]
+        yield pa.record_batch({"name": pa.array(names, pa.string()), "content": batch["content"]})
+
+
+def _described(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    for batch in batches:
+        contents = batch.column("content").to_pylist()
+        yield pa.record_batch(
+            {
+                "name": batch["name"],
+                "lines": pa.array(
+                    [sum(1 for _ in nonblank_lines(c or b"")) for c in contents], pa.int64()
+                ),
+                "sha256": pa.array([hashlib.sha256(c or b"").hexdigest() for c in contents]),
+            }
+        )
+
+
+class BatchProcessor:
+    """Runs micro-batches of one ledger on one Spark session into one system of record."""
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        ledger: StreamingLedger,
+        engine: Engine,
+        options: ExecutionOptions | None = None,
+    ) -> None:
+        self.spark = spark
+        self.ledger = ledger
+        self.engine = engine
+        self.dsn = dsn_of(engine.url.render_as_string(hide_password=False))
+        self.executor = BatchExecutor(spark, ledger, options or ExecutionOptions())
+
+    def process(self, batch_id: int, frame: DataFrame) -> BatchSummary:
+        """Execute and commit one micro-batch of landed files (`frame`: path, content)."""
+        started = time.perf_counter()
+        staged, run = self.stage(batch_id, frame)
+        if staged is None:
+            return BatchSummary(batch_id, False, 0, 0, 0, 0, 0, time.perf_counter() - started, 0)
+        executed = time.perf_counter()
+        try:
+            report = commit_staged(self.engine, self.ledger, staged)
+        finally:
+            if run is not None:
+                run.release()
+        counts = report.counts
+        return BatchSummary(
+            batch_id=batch_id,
+            committed=report.committed,
+            files=len(staged.input_files),
+            ingested=staged.ingested,
+            applied=counts.get(APPLIED, 0),
+            rejected=counts.get(REJECTED, 0),
+            duplicates=counts.get(DUPLICATE, 0),
+            execute_seconds=executed - started,
+            commit_seconds=time.perf_counter() - executed,
+            rounds=run.schedule.rounds if run is not None else 0,
+            replans=run.replans if run is not None else 0,
+        )
+
+    def stage(self, batch_id: int, frame: DataFrame) -> tuple[StagedBatch | None, BatchRun | None]:
+        """Run a micro-batch and stage its outcome; `None` if it is already committed."""
+        started = time.perf_counter()
+        files = frame.select("path", "content").mapInArrow(_named, "name string, content binary")
+        files = files.persist()
+        try:
+            described = files.mapInArrow(_described, "name string, lines bigint, sha256 string")
+            infos = sorted(
+                (FileInfo(r.name, r.lines, r.sha256) for r in described.collect()),
+                key=lambda f: f.name,
+            )
+            fingerprint = input_fingerprint(infos)
+            committed = committed_input(self.engine, batch_id)
+            if committed is not None:
+                if committed != fingerprint:
+                    raise CommitRefused(
+                        f"batch {batch_id} is already committed with other input files; "
+                        "the streaming checkpoint does not belong to this database"
+                    )
+                return None, None
+            self._clear_staging()
+            offsets, position = {}, 0
+            for info in infos:
+                offsets[info.name] = position
+                position += info.lines
+            screened = files.repartition(self.executor.bins).mapInArrow(
+                screen_files_task(self.ledger, offsets), spark_ddl(SCREENED)
+            )
+            sources = PostgresSources(self.dsn, batch_id, self.executor.bins)
+            sink = PostgresSink(self.dsn, batch_id, self.ledger)
+            run = self.executor.execute(screened, sources, sink, on_replan=self._clear_staging)
+            ended = (
+                run.admitted.where(F.col("status") != RUNS)
+                .select(
+                    "position",
+                    "event",
+                    "source_file",
+                    "line_number",
+                    "raw",
+                    "request_id",
+                    "fingerprint",
+                    "status",
+                    "reason",
+                    "detail",
+                    "duplicate_kind",
+                )
+                .mapInArrow(sink.admission_task(), spark_ddl(OUTPUT))
+            )
+            reports = [_summaries(frame) for frame in (*run.outputs, run.settled)]
+            reports.append(_summaries(ended))
+            staged, deltas = _totals(reports)
+            return (
+                StagedBatch(
+                    batch_id=batch_id,
+                    ledger=self.ledger.name,
+                    input_files=tuple(info.name for info in infos),
+                    input_fingerprint=fingerprint,
+                    ingested=position,
+                    staged=staged,
+                    merkle_deltas=deltas,
+                    execute_seconds=time.perf_counter() - started,
+                ),
+                run,
+            )
+        finally:
+            files.unpersist()
+
+    def _clear_staging(self) -> None:
+        conn = self.engine.raw_connection()
+        try:
+            clear_staging(conn)
+            conn.commit()
+        finally:
+            conn.close()
+
+
+def _summaries(frame: DataFrame) -> list[dict[str, Any]]:
+    blobs = frame.where(F.col("tag") == SUMMARY).select("blob").collect()
+    return [pickle.loads(row.blob) for row in blobs]
+
+
+def _totals(
+    reports: list[list[dict[str, Any]]],
+) -> tuple[dict[str, int], dict[tuple[str, int], int]]:
+    """Rows staged per table and Merkle deltas per (table, bucket), over every task."""
+    staged: dict[str, int] = {}
+    deltas: dict[tuple[str, int], int] = {}
+    for summaries in reports:
+        for summary in summaries:
+            for table, count in summary["counts"].items():
+                staged[table] = staged.get(table, 0) + count
+            for slot, delta in summary["merkle"].items():
+                deltas[slot] = (deltas.get(slot, 0) + delta) % MODULUS
+    return staged, deltas
 
 
 def run_pipeline(
@@ -110,6 +256,7 @@ def run_pipeline(
     *,
     spark: SparkSession | None = None,
     engine: Engine | None = None,
+    options: ExecutionOptions | None = None,
     on_batch: Callable[[BatchSummary], None] | None = None,
 ) -> PipelineReport:
     """Process every event file that has landed in the inbox, one micro-batch at a time."""
@@ -123,10 +270,13 @@ def run_pipeline(
         driver_host=settings.spark_driver_host,
         driver_memory=settings.spark_driver_memory,
     )
+    processor = BatchProcessor(
+        session, ledger, store, options or ExecutionOptions(round_cost=settings.round_cost)
+    )
     report = PipelineReport()
 
-    def handle(batch_id: int, files: list[tuple[str, bytes]]) -> None:
-        summary = process_batch(partial(run_spark, session), ledger, store, batch_id, files)
+    def handle(batch_id: int, frame: DataFrame) -> None:
+        summary = processor.process(batch_id, frame)
         report.batches.append(summary)
         if on_batch is not None:
             on_batch(summary)

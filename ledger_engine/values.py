@@ -141,3 +141,8 @@ def json_copy(value: Any) -> Any:
     if kind is tuple:
         return tuple(json_copy(v) for v in value)
     return copy.deepcopy(value)
+
+
+def key_text(key: str | int) -> str:
+    """A key as text (an int key as its decimal digits), as text columns store it."""
+    return key if isinstance(key, str) else str(key)

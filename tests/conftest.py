@@ -12,7 +12,7 @@ import os
 import shutil
 import tempfile
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import pgserver
@@ -20,6 +20,9 @@ import pytest
 from psycopg2 import sql
 from sqlalchemy import Engine, create_engine, make_url
 
+from ledger_engine.api import StreamingLedger
+from ledger_engine.apps.bank import build_ledger
+from ledger_engine.pipeline import BatchProcessor, BatchSummary, files_frame
 from ledger_engine.store.database import connect
 from ledger_engine.store.embedded import to_sqlalchemy_url
 from ledger_engine.store.migrations import migrate
@@ -118,3 +121,20 @@ def spark():
     session = build_session("local[2]", app_name="ledger-tests")
     yield session
     session.stop()
+
+
+@pytest.fixture
+def commit_files(spark) -> Callable[..., BatchSummary]:
+    """`commit(engine, batch_id, files, ledger=None)`: run one micro-batch of `files`
+    (name, content) through the pipeline (Spark, staging, commit) into `engine`'s database."""
+
+    def commit(
+        engine: Engine,
+        batch_id: int,
+        files: Iterable[tuple[str, bytes]],
+        ledger: StreamingLedger | None = None,
+    ) -> BatchSummary:
+        processor = BatchProcessor(spark, ledger or build_ledger(), engine)
+        return processor.process(batch_id, files_frame(spark, list(files)))
+
+    return commit

@@ -7,7 +7,7 @@ from sqlalchemy import Engine, text
 
 from ledger_engine.api import StreamingLedger
 from ledger_engine.audit.findings import CheckResult
-from ledger_engine.audit.merkle import merkle_root
+from ledger_engine.audit.merkle import digests_of, root_of
 from ledger_engine.store.commit import GENESIS_HASH, batch_row_hash
 from ledger_engine.store.state import snapshot_rows
 
@@ -25,20 +25,31 @@ def verify_snapshots(engine: Engine, ledger: StreamingLedger) -> list[CheckResul
         checks = [_chain_check(batches)]
         recorded = batches[-1]["merkle_roots"] if batches else {}
         for name, table in sorted(ledger.tables.items()):
-            found = merkle_root(snapshot_rows(conn, table))
-            expected = recorded.get(name)
-            if not batches:
-                expected = found  # nothing committed yet: nothing recorded to disagree with
-            passed = found == expected
-            findings = (
-                ()
-                if passed
-                else (
+            digests = digests_of(snapshot_rows(conn, table))
+            found = root_of(digests)
+            # Nothing committed yet: nothing recorded to disagree with.
+            expected = recorded.get(name) if batches else found
+            findings: tuple[str, ...] = ()
+            if found != expected:
+                stored = {
+                    bucket: int(digest, 16)
+                    for bucket, digest in conn.execute(
+                        text(
+                            "SELECT bucket, digest FROM ledger_merkle_buckets"
+                            " WHERE table_name = :name"
+                        ),
+                        {"name": name},
+                    )
+                }
+                differing = sorted(
+                    b for b in set(stored) | set(digests) if stored.get(b) != digests.get(b)
+                )
+                findings = (
                     f"table {name}: recorded root {expected} after batch "
                     f"{batches[-1]['batch_id']}, recomputed {found}",
+                    *(f"table {name}: bucket {b} differs" for b in differing[:_MAX_FINDINGS]),
                 )
-            )
-            checks.append(CheckResult(SUITE, f"merkle root of {name}", passed, findings))
+            checks.append(CheckResult(SUITE, f"merkle root of {name}", not findings, findings))
     return checks
 
 

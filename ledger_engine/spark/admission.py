@@ -20,21 +20,28 @@ from pyspark.sql import functions as F
 from ledger_engine.admission import screen
 from ledger_engine.api import StreamingLedger
 from ledger_engine.gc_pause import gc_paused
-from ledger_engine.ingest import parse_line
-from ledger_engine.model import EXISTS, EXISTS_WITH_DIFFERENT_PAYLOAD, INVALID_EVENT, Event
+from ledger_engine.ingest import nonblank_lines, parse_line
+from ledger_engine.model import (
+    DUPLICATE,
+    EXISTS,
+    EXISTS_WITH_DIFFERENT_PAYLOAD,
+    INVALID_EVENT,
+    REJECTED,
+    Event,
+)
 from ledger_engine.partition import table_indexes
 from ledger_engine.schedule import access_flags, row_ids
 from ledger_engine.spark.codec import (
     SCREENED,
     batch_of,
     event_blob,
-    key_text,
     list_array,
     spark_ddl,
 )
+from ledger_engine.values import key_text
 
-# `status` of an admitted event.
-RUNS, REJECTED, DUPLICATE = 0, 1, 2
+# `status` of an admitted event: it runs, or admission ended it (REJECTED, DUPLICATE).
+RUNS = "runs"
 
 ScreenTask = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 
@@ -154,10 +161,7 @@ def screen_files_task(ledger: StreamingLedger, offsets: dict[str, int]) -> Scree
                 contents = batch.column("content").to_pylist()
                 for name, content in zip(names, contents, strict=True):
                     position = offsets[name]
-                    for number, raw in enumerate((content or b"").split(b"\n"), start=1):
-                        if not raw.strip():
-                            continue
-                        raw = raw.removesuffix(b"\r")
+                    for number, raw in nonblank_lines(content or b""):
                         parsed = parse_line(raw)
                         line = (name, number, raw)
                         if isinstance(parsed, Event):
@@ -193,7 +197,6 @@ def admit(screened: DataFrame, known: DataFrame) -> DataFrame:
         F.when(duplicate, F.lit(DUPLICATE))
         .when(F.col("runs"), F.lit(RUNS))
         .otherwise(F.lit(REJECTED))
-        .cast("tinyint")
     )
     kind = F.when(
         duplicate,

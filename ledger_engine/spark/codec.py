@@ -147,10 +147,6 @@ def _array(values: Any, kind: pa.DataType) -> pa.Array:
 # -- keys and values -------------------------------------------------------------------------
 
 
-def key_text(key: Any) -> str:
-    return key if isinstance(key, str) else str(key)
-
-
 def key_of(table: Table, text: str) -> Any:
     return int(text) if table.key_type is int else text
 

@@ -50,13 +50,13 @@ from ledger_engine.spark.codec import (
     batch_of,
     event_of,
     key_of,
-    key_text,
     spark_ddl,
     tables_by_index,
     value_columns,
     value_of,
 )
 from ledger_engine.transaction import PendingAdd
+from ledger_engine.values import key_text
 
 ROW, EVENT = 0, 1  # `kind` of a work record: rows sort before events
 
@@ -86,6 +86,10 @@ class RowSource(Protocol):
     def read(self, round_: int, table: Table, keys: Sequence[Any]) -> dict[Any, Any]:
         """The values of `keys` of `table` as of the start of `round_` (absent rows left
         out). Round 0 is the state before the batch."""
+        ...
+
+    def close(self) -> None:
+        """Release what reading took (called at the end of every task)."""
         ...
 
 
@@ -228,8 +232,11 @@ def execute_task(
     streams = ledger.streams
 
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        with gc_paused():
-            yield from _execute(batches)
+        try:
+            with gc_paused():
+                yield from _execute(batches)
+        finally:
+            source.close()
 
     def _execute(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         rows: dict[RowKey, Any] = {}

@@ -23,10 +23,10 @@ from ledger_engine.api import StreamingLedger, Table
 from ledger_engine.assembly import assemble, pack
 from ledger_engine.commutative import Settled
 from ledger_engine.gc_pause import gc_paused
-from ledger_engine.model import Change, Duplicate, Event, Rejection, RunResult
+from ledger_engine.model import DUPLICATE, REJECTED, Change, Duplicate, Event, Rejection, RunResult
 from ledger_engine.partition import Executed, NetChange, RowKey
 from ledger_engine.serial import initial_state
-from ledger_engine.spark.admission import DUPLICATE, REJECTED, RUNS, screen_chunks_task
+from ledger_engine.spark.admission import RUNS, screen_chunks_task
 from ledger_engine.spark.batch import BatchExecutor, BatchRun, ExecutionOptions
 from ledger_engine.spark.codec import (
     OUTCOMES,
@@ -73,6 +73,9 @@ class CollectSink:
         ]
         yield batch_of(OUTPUT, {"tag": [SETTLED], "blob": [pickle.dumps(packed, PICKLE)]})
 
+    def settle_done(self) -> Iterator[pa.RecordBatch]:
+        return iter(())
+
 
 @dataclass(frozen=True)
 class MemoryRows:
@@ -83,6 +86,9 @@ class MemoryRows:
     def read(self, round_: int, table: Table, keys: Sequence[Any]) -> dict[Any, Any]:
         rows = self.state.value[table.name]
         return {key: rows[key] for key in keys if key in rows}
+
+    def close(self) -> None:
+        pass
 
 
 class MemorySources:

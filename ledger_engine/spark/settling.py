@@ -31,7 +31,13 @@ class SettledSink(Protocol):
 
     def settled(
         self, items: list[Settled], nets: dict[RowKey, NetChange]
-    ) -> Iterable[pa.RecordBatch]: ...
+    ) -> Iterable[pa.RecordBatch]:
+        """Take one row's settled changes and its net change over the batch."""
+        ...
+
+    def settle_done(self) -> Iterable[pa.RecordBatch]:
+        """Called once at the end of every settling task."""
+        ...
 
 
 def pending_by_row(outputs: DataFrame) -> DataFrame:
@@ -48,8 +54,12 @@ def settle_task(ledger: StreamingLedger, source: RowSource, sink: SettledSink) -
     tables = tables_by_index(ledger)
 
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        with gc_paused():
-            yield from _settle(batches)
+        try:
+            with gc_paused():
+                yield from _settle(batches)
+            yield from sink.settle_done()
+        finally:
+            source.close()
 
     def _settle(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         rows = _rows(batches, tables)

@@ -1,10 +1,11 @@
-"""The Structured Streaming job: landed event files -> micro-batches -> `process_batch`.
+"""The Structured Streaming job: landed event files -> micro-batches -> a batch handler.
 
 Files (`*.jsonl`) are read whole with the `binaryFile` source, so that every line keeps its
 file name, its line number and its exact bytes (a line that is not UTF-8 is rejected, not
-lost). `trigger(availableNow=True)` processes everything that has landed and stops; the
-checkpoint folder remembers which files each batch id covered, and the commit's batch-id guard
-makes a replayed batch a no-op.
+lost). The batch stays a DataFrame: its files are split into lines inside Spark tasks.
+`trigger(availableNow=True)` processes everything that has landed and stops; the checkpoint
+folder remembers which files each batch id covered, and the commit's batch-id guard makes a
+replayed batch a no-op.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ BINARY_FILE_SCHEMA = StructType(
     ]
 )
 
-BatchHandler = Callable[[int, list[tuple[str, bytes]]], None]
+BatchHandler = Callable[[int, DataFrame], None]
 
 
 def file_name(spark_path: str) -> str:
@@ -49,8 +50,9 @@ def run_available_batches(
 ) -> None:
     """Run one micro-batch per `files_per_batch` landed files not yet processed, then stop.
 
-    `handle_batch(batch_id, [(file name, content), ...])` must commit the batch exactly once;
-    an exception there fails the query and leaves the checkpoint before that batch.
+    `handle_batch(batch_id, frame)` gets the batch's files as a DataFrame (path, content) and
+    must commit the batch exactly once; an exception there fails the query and leaves the
+    checkpoint before that batch.
     """
     inbox.mkdir(parents=True, exist_ok=True)
     source = (
@@ -62,8 +64,7 @@ def run_available_batches(
     )
 
     def on_batch(frame: DataFrame, batch_id: int) -> None:
-        rows = frame.select("path", "content").collect()
-        handle_batch(batch_id, [(file_name(r.path), bytes(r.content or b"")) for r in rows])
+        handle_batch(batch_id, frame)
 
     query = (
         source.writeStream.foreachBatch(on_batch)

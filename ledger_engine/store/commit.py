@@ -1,32 +1,34 @@
 """The exactly-once batch commit: one PostgreSQL transaction per micro-batch.
 
-The transaction takes the commit lock, checks that the batch is new and follows the last one,
-checks that every row it changes still holds the value the run read, then writes the rows, the
-event log, the change log, results, rejections, duplicates, executed request ids, and finally
-the batch row with the tables' Merkle roots and the hash chaining it to the previous batch.
-A batch id that is already committed with the same input is a no-op; with a different input it
-is an error, since it means the streaming checkpoint and the system of record disagree.
+Spark tasks have staged the batch (`ledger_engine.store.staging`). The commit, on the driver,
+takes the commit lock, checks that the batch is new and follows the last one, checks that the
+staging holds exactly what the tasks reported (every line of the batch once, no row written by
+two tasks of one round, no task's rows twice), checks that every row the batch changes still
+holds the value the batch read, and then, set-based inside PostgreSQL: applies the net row
+changes, moves the event log, change log, results, rejections, duplicates and executed request
+ids into the ledger, updates the tables' Merkle bucket digests, writes the batch row with the
+roots and the hash chaining it to the batch before, and empties the staging.
+
+A batch id already committed with the same input is a no-op; with a different input it is an
+error, since it means the streaming checkpoint and the system of record disagree.
 """
 
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from psycopg2 import sql
-from psycopg2.extras import Json, execute_values
+from psycopg2.extras import execute_values
 from sqlalchemy import Connection, Engine, text
 
-from ledger_engine.admission import valid_request_id
-from ledger_engine.api import StreamingLedger
-from ledger_engine.audit.merkle import merkle_root
-from ledger_engine.batch import APPLIED, DUPLICATE, REJECTED, BatchRecord, LineOutcome
-from ledger_engine.model import canonical_hash, canonical_json
-from ledger_engine.store.state import key_text, snapshot_rows
-from ledger_engine.values import json_problem, storable_text
+from ledger_engine.api import StreamingLedger, Table
+from ledger_engine.audit.merkle import MODULUS, digests_of, root_of
+from ledger_engine.model import APPLIED, DUPLICATE, REJECTED, canonical_hash, canonical_json
+from ledger_engine.store.staging import STAGE_COLUMNS, clear_staging
+from ledger_engine.store.state import snapshot_rows
 
 GENESIS_HASH = "0" * 64
 # An arbitrary constant naming "batch commit" among the platform's advisory locks.
@@ -38,40 +40,26 @@ class CommitRefused(RuntimeError):
 
 
 @dataclass(frozen=True)
+class StagedBatch:
+    """What the driver knows of a staged batch: its input, and what the tasks reported."""
+
+    batch_id: int
+    ledger: str
+    input_files: tuple[str, ...]
+    input_fingerprint: str
+    ingested: int  # non-blank lines: every one must be staged as exactly one event
+    staged: Mapping[str, int]  # rows per staging table, summed over the tasks' reports
+    merkle_deltas: Mapping[tuple[str, int], int]  # (table, bucket) -> digest delta
+    execute_seconds: float
+
+
+@dataclass(frozen=True)
 class CommitReport:
     batch_id: int
     committed: bool  # False: the batch was already committed (a replay), nothing changed
     batch_hash: str
     merkle_roots: dict[str, str]
-
-
-def commit_batch(engine: Engine, ledger: StreamingLedger, batch: BatchRecord) -> CommitReport:
-    """Commit `batch` exactly once (see the module docstring)."""
-    with engine.begin() as conn:
-        conn.execute(text("SELECT pg_advisory_xact_lock(:lock)"), {"lock": _COMMIT_LOCK})
-        existing = conn.execute(
-            text(
-                "SELECT input_fingerprint, batch_hash, merkle_roots FROM ledger_batches"
-                " WHERE batch_id = :id"
-            ),
-            {"id": batch.batch_id},
-        ).first()
-        if existing is not None:
-            if existing.input_fingerprint != batch.input_fingerprint:
-                raise CommitRefused(
-                    f"batch {batch.batch_id} is already committed with other input files; "
-                    "the streaming checkpoint does not belong to this database"
-                )
-            return CommitReport(batch.batch_id, False, existing.batch_hash, existing.merkle_roots)
-        prev_hash = _check_follows_last(conn, batch.batch_id)
-        _apply_rows(conn, ledger, batch)
-        _insert_log(conn, batch)
-        roots = {
-            name: merkle_root(snapshot_rows(conn, table))
-            for name, table in sorted(ledger.tables.items())
-        }
-        batch_hash = _insert_batch_row(conn, batch, roots, prev_hash)
-    return CommitReport(batch.batch_id, True, batch_hash, roots)
+    counts: dict[str, int]
 
 
 # The fields of a batch row that its hash covers; `prev_hash` chains it to the batch before.
@@ -96,6 +84,47 @@ def batch_row_hash(row: Mapping[str, Any]) -> str:
     return canonical_hash({name: row[name] for name in HASHED_FIELDS})
 
 
+def committed_input(engine: Engine, batch_id: int) -> str | None:
+    """The input fingerprint of batch `batch_id` if it is committed."""
+    with engine.connect() as conn:
+        return conn.execute(
+            text("SELECT input_fingerprint FROM ledger_batches WHERE batch_id = :id"),
+            {"id": batch_id},
+        ).scalar()
+
+
+def commit_staged(engine: Engine, ledger: StreamingLedger, batch: StagedBatch) -> CommitReport:
+    """Commit a staged batch exactly once (see the module docstring)."""
+    with engine.begin() as conn:
+        conn.execute(text("SELECT pg_advisory_xact_lock(:lock)"), {"lock": _COMMIT_LOCK})
+        existing = conn.execute(
+            text(
+                "SELECT input_fingerprint, batch_hash, merkle_roots FROM ledger_batches"
+                " WHERE batch_id = :id"
+            ),
+            {"id": batch.batch_id},
+        ).first()
+        if existing is not None:
+            if existing.input_fingerprint != batch.input_fingerprint:
+                raise CommitRefused(
+                    f"batch {batch.batch_id} is already committed with other input files; "
+                    "the streaming checkpoint does not belong to this database"
+                )
+            clear_staging(conn.connection, batch.batch_id)
+            return CommitReport(
+                batch.batch_id, False, existing.batch_hash, existing.merkle_roots, {}
+            )
+        prev_hash = _check_follows_last(conn, batch.batch_id)
+        _check_staging(conn, batch)
+        _apply_rows(conn, ledger, batch.batch_id)
+        _move_log(conn, batch.batch_id)
+        roots = _update_merkle(conn, ledger, batch.merkle_deltas)
+        counts = _counts(conn, batch.batch_id)
+        batch_hash = _insert_batch_row(conn, batch, counts, roots, prev_hash)
+        clear_staging(conn.connection)
+    return CommitReport(batch.batch_id, True, batch_hash, roots, counts)
+
+
 def _check_follows_last(conn: Connection, batch_id: int) -> str:
     last = conn.execute(
         text("SELECT batch_id, batch_hash FROM ledger_batches ORDER BY batch_id DESC LIMIT 1")
@@ -106,184 +135,216 @@ def _check_follows_last(conn: Connection, batch_id: int) -> str:
     return GENESIS_HASH if last is None else last.batch_hash
 
 
-def _apply_rows(conn: Connection, ledger: StreamingLedger, batch: BatchRecord) -> None:
-    by_table: dict[str, dict[Any, tuple[Any, Any]]] = defaultdict(dict)
-    for (table, key), before_after in batch.net_changes().items():
-        by_table[table][key] = before_after
+def _check_staging(conn: Connection, batch: StagedBatch) -> None:
+    """The staging holds exactly what the tasks reported, and every line once."""
     cursor = conn.connection.cursor()
-    for name, rows in sorted(by_table.items()):
-        table = ledger.tables[name]
-        ident = sql.Identifier(name)
+    for name in STAGE_COLUMNS:
         cursor.execute(
-            sql.SQL("SELECT key, value FROM {} WHERE key = ANY(%s) FOR UPDATE").format(ident),
-            (list(rows),),
+            sql.SQL("SELECT count(*) FROM {} WHERE batch_id = %s").format(sql.Identifier(name)),
+            (batch.batch_id,),
         )
-        current = dict(cursor.fetchall())
-        for key, (before, _) in rows.items():
-            if current.get(key) != before:
-                raise CommitRefused(
-                    f"{name}[{key!r}] is {current.get(key)!r} in PostgreSQL but the batch read "
-                    f"{before!r}: the system of record changed behind the engine"
-                )
-        adapt = Json if table.value_type is dict else (lambda v: v)
-        upserts = [(key, adapt(after)) for key, (_, after) in rows.items() if after is not None]
-        deletes = [key for key, (_, after) in rows.items() if after is None]
-        if upserts:
-            execute_values(
-                cursor,
-                sql.SQL(
-                    "INSERT INTO {} (key, value) VALUES %s"
-                    " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"
-                ).format(ident),
-                upserts,
-                page_size=1000,
+        found = cursor.fetchone()[0]
+        if found != batch.staged.get(name, 0):
+            raise CommitRefused(
+                f"batch {batch.batch_id}: {name} holds {found} rows, the tasks staged "
+                f"{batch.staged.get(name, 0)}: a task's rows are missing or doubled"
             )
-        if deletes:
-            cursor.execute(sql.SQL("DELETE FROM {} WHERE key = ANY(%s)").format(ident), (deletes,))
-
-
-def _clean(value: Any) -> str | None:
-    """A text column's value: strings PostgreSQL can store, otherwise NULL (raw bytes stay in
-    `ledger_rejections.raw_input`)."""
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        value = canonical_json(value) if json_problem(value, "") is None else repr(value)
-    return value if storable_text(value) else None
-
-
-def _request_id(value: Any) -> str | None:
-    """A valid request id, or NULL: an invalid one takes no id (its raw line is kept)."""
-    return value if valid_request_id(value) else None
-
-
-def _readable(detail: str) -> str:
-    return detail.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def _json(value: Any) -> str | None:
-    return None if value is None else canonical_json(value)
-
-
-def _insert_log(conn: Connection, batch: BatchRecord) -> None:
-    events, changes, results, rejections, duplicates, requests = [], [], [], [], [], []
-    bid = batch.batch_id
-    for outcome in batch.outcomes:
-        line, pos = outcome.line, outcome.line.position
-        event = line.event
-        storable = (
-            event is not None
-            and isinstance(event.payload, dict)
-            and json_problem(event.payload, "payload") is None
-        )
-        payload = canonical_json(event.payload) if storable else None
-        events.append(
-            (
-                bid,
-                pos,
-                line.source_file,
-                line.line_number,
-                _clean(event.stream) if event else None,
-                _request_id(event.request_id) if event else None,
-                payload,
-                outcome.status,
-            )
-        )
-        for seq, change in enumerate(outcome.changes):
-            changes.append(
-                (
-                    bid,
-                    pos,
-                    seq,
-                    change.request_id,
-                    change.table,
-                    key_text(change.key),
-                    _json(change.before),
-                    _json(change.after),
-                )
-            )
-        for seq, result in enumerate(outcome.results):
-            results.append(
-                (bid, pos, seq, result.stream, result.request_id, canonical_json(result.payload))
-            )
-        if outcome.status == REJECTED:
-            rejection = outcome.rejection
-            assert rejection is not None
-            rejections.append(
-                (
-                    bid,
-                    pos,
-                    _clean(rejection.stream),
-                    _request_id(rejection.request_id),
-                    rejection.reason,
-                    _readable(rejection.detail),
-                    line.raw,
-                )
-            )
-        if outcome.status == DUPLICATE:
-            duplicate = outcome.duplicate
-            assert duplicate is not None
-            duplicates.append(
-                (bid, pos, _clean(duplicate.stream), duplicate.request_id, duplicate.kind)
-            )
-        if _executed(outcome):
-            assert event is not None
-            requests.append((event.request_id, bid, pos, event.fingerprint(), outcome.status))
-
-    cursor = conn.connection.cursor()
-    _insert(cursor, "ledger_events", events, "(%s,%s,%s,%s,%s,%s,%s::jsonb,%s)")
-    _insert(cursor, "ledger_change_log", changes, "(%s,%s,%s,%s,%s,%s,%s::jsonb,%s::jsonb)")
-    _insert(cursor, "ledger_results", results, "(%s,%s,%s,%s,%s,%s::jsonb)")
-    _insert(cursor, "ledger_rejections", rejections, None)
-    _insert(cursor, "ledger_duplicates", duplicates, None)
-    _insert(cursor, "ledger_requests", requests, None)
-
-
-def _executed(outcome: LineOutcome) -> bool:
-    """Applied or rejected by the runner under a valid request id: its id is now taken."""
-    event = outcome.line.event
-    return (
-        event is not None
-        and outcome.status in (APPLIED, REJECTED)
-        and valid_request_id(event.request_id)
+    cursor.execute(
+        "SELECT count(*), count(DISTINCT position), min(position), max(position)"
+        " FROM ledger_stage_events WHERE batch_id = %s",
+        (batch.batch_id,),
     )
+    count, distinct, low, high = cursor.fetchone()
+    expected = (batch.ingested, batch.ingested)
+    if (count, distinct) != expected or (count and (low, high) != (0, count - 1)):
+        raise CommitRefused(
+            f"batch {batch.batch_id}: {count} staged events at {distinct} positions "
+            f"({low}..{high}) for {batch.ingested} lines: every line must end exactly once"
+        )
+    cursor.execute(
+        "SELECT table_name, key, round FROM ledger_stage_rows WHERE batch_id = %s"
+        " GROUP BY table_name, key, round HAVING count(*) > 1 LIMIT 1",
+        (batch.batch_id,),
+    )
+    twice = cursor.fetchone()
+    if twice is not None:
+        raise CommitRefused(f"batch {batch.batch_id}: row {twice} written by two tasks")
 
 
-_INSERTS = {
-    "ledger_events": "INSERT INTO ledger_events (batch_id, position, source_file, line_number,"
-    " stream, request_id, payload, outcome) VALUES %s",
-    "ledger_change_log": "INSERT INTO ledger_change_log (batch_id, position, seq, request_id,"
-    " table_name, key, before, after) VALUES %s",
-    "ledger_results": "INSERT INTO ledger_results (batch_id, position, seq, stream, request_id,"
-    " payload) VALUES %s",
-    "ledger_rejections": "INSERT INTO ledger_rejections (batch_id, position, stream, request_id,"
-    " reason, detail, raw_input) VALUES %s",
-    "ledger_duplicates": "INSERT INTO ledger_duplicates (batch_id, position, stream, request_id,"
-    " kind) VALUES %s",
-    "ledger_requests": "INSERT INTO ledger_requests (request_id, batch_id, position, fingerprint,"
-    " outcome) VALUES %s",
+# Per key type, how a staged text key becomes the table's key; per value type, how a staged
+# jsonb value becomes the table's value. Fixed SQL fragments, never built from data.
+_KEY = {str: sql.SQL("n.key"), int: sql.SQL("n.key::bigint")}
+_VALUE = {
+    int: sql.SQL("(n.after #>> '{}')::bigint"),
+    str: sql.SQL("n.after #>> '{}'"),
+    dict: sql.SQL("n.after"),
 }
 
 
-def _insert(cursor: Any, table: str, rows: list[tuple], template: str | None) -> None:
-    if rows:
-        execute_values(cursor, _INSERTS[table], rows, template=template, page_size=1000)
+def _apply_rows(conn: Connection, ledger: StreamingLedger, batch_id: int) -> None:
+    """Apply each written row's net change over the batch, after checking that the row still
+    holds the value the batch read."""
+    cursor = conn.connection.cursor()
+    cursor.execute(
+        "CREATE TEMPORARY TABLE ledger_net ON COMMIT DROP AS"
+        " SELECT table_name, key,"
+        " (array_agg(before ORDER BY round))[1] AS before,"
+        " (array_agg(after ORDER BY round DESC))[1] AS after"
+        " FROM ledger_stage_rows WHERE batch_id = %s GROUP BY table_name, key",
+        (batch_id,),
+    )
+    cursor.execute(
+        "SELECT table_name, key, round FROM ("
+        " SELECT table_name, key, round, before,"
+        " lag(after) OVER (PARTITION BY table_name, key ORDER BY round) AS previous,"
+        " row_number() OVER (PARTITION BY table_name, key ORDER BY round) AS nth"
+        " FROM ledger_stage_rows WHERE batch_id = %s) AS r"
+        " WHERE nth > 1 AND before IS DISTINCT FROM previous LIMIT 1",
+        (batch_id,),
+    )
+    broken = cursor.fetchone()
+    assert broken is None, f"a round did not start from the round before it: {broken}"
+    for table in ledger.tables.values():
+        _apply_table(cursor, table)
+
+
+def _apply_table(cursor: Any, table: Table) -> None:
+    ident = sql.Identifier(table.name)
+    key = _KEY[table.key_type]
+    cursor.execute(sql.SQL("LOCK TABLE {} IN SHARE ROW EXCLUSIVE MODE").format(ident))
+    cursor.execute(
+        sql.SQL(
+            "SELECT n.key, to_jsonb(t.value), n.before FROM ledger_net n"
+            " LEFT JOIN {} t ON t.key = {}"
+            " WHERE n.table_name = %s AND to_jsonb(t.value) IS DISTINCT FROM n.before LIMIT 3"
+        ).format(ident, key),
+        (table.name,),
+    )
+    changed = cursor.fetchall()
+    if changed:
+        found = "; ".join(
+            f"{table.name}[{k!r}] is {now} but the batch read {read}" for k, now, read in changed
+        )
+        raise CommitRefused(f"{found}: the system of record changed behind the engine")
+    cursor.execute(
+        sql.SQL(
+            "DELETE FROM {} t USING ledger_net n"
+            " WHERE n.table_name = %s AND n.after IS NULL AND t.key = {}"
+        ).format(ident, key),
+        (table.name,),
+    )
+    cursor.execute(
+        sql.SQL(
+            "INSERT INTO {} (key, value) SELECT {}, {} FROM ledger_net n"
+            " WHERE n.table_name = %s AND n.after IS NOT NULL"
+            " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"
+        ).format(ident, key, _VALUE[table.value_type]),
+        (table.name,),
+    )
+
+
+_MOVES = {
+    "ledger_events": "ledger_stage_events",
+    "ledger_change_log": "ledger_stage_change_log",
+    "ledger_results": "ledger_stage_results",
+    "ledger_rejections": "ledger_stage_rejections",
+    "ledger_duplicates": "ledger_stage_duplicates",
+}
+
+
+def _move_log(conn: Connection, batch_id: int) -> None:
+    cursor = conn.connection.cursor()
+    for target, source in _MOVES.items():
+        columns = sql.SQL(", ").join(map(sql.Identifier, ("batch_id", *STAGE_COLUMNS[source])))
+        cursor.execute(
+            sql.SQL("INSERT INTO {} ({}) SELECT {} FROM {} WHERE batch_id = %s").format(
+                sql.Identifier(target), columns, columns, sql.Identifier(source)
+            ),
+            (batch_id,),
+        )
+    cursor.execute(
+        "INSERT INTO ledger_requests (request_id, batch_id, position, fingerprint, outcome)"
+        " SELECT request_id, batch_id, position, fingerprint, outcome"
+        " FROM ledger_stage_requests WHERE batch_id = %s",
+        (batch_id,),
+    )
+
+
+def _update_merkle(
+    conn: Connection, ledger: StreamingLedger, deltas: Mapping[tuple[str, int], int]
+) -> dict[str, str]:
+    """Add the batch's bucket deltas to the stored digests; return each table's root.
+
+    A table without stored digests (empty so far, or filled before the engine kept trees)
+    gets them computed from its rows, which already include this batch's changes.
+    """
+    cursor = conn.connection.cursor()
+    roots: dict[str, str] = {}
+    for name, table in sorted(ledger.tables.items()):
+        cursor.execute(
+            "SELECT bucket, digest FROM ledger_merkle_buckets WHERE table_name = %s", (name,)
+        )
+        digests = {bucket: int(digest, 16) for bucket, digest in cursor.fetchall()}
+        touched = {bucket for (table_name, bucket) in deltas if table_name == name}
+        if not digests:
+            digests = digests_of(snapshot_rows(conn, table))
+            touched = set(digests)
+        else:
+            for bucket in touched:
+                digests[bucket] = (digests.get(bucket, 0) + deltas[(name, bucket)]) % MODULUS
+        if touched:
+            cursor.execute(
+                "DELETE FROM ledger_merkle_buckets WHERE table_name = %s AND bucket = ANY(%s)",
+                (name, sorted(touched)),
+            )
+            rows = [
+                (name, b, format(digests[b], "064x")) for b in sorted(touched) if digests.get(b)
+            ]
+            if rows:
+                execute_values(
+                    cursor,
+                    "INSERT INTO ledger_merkle_buckets (table_name, bucket, digest) VALUES %s",
+                    rows,
+                )
+        roots[name] = root_of(digests)
+    return roots
+
+
+def _counts(conn: Connection, batch_id: int) -> dict[str, int]:
+    cursor = conn.connection.cursor()
+    cursor.execute(
+        "SELECT outcome, count(*) FROM ledger_events WHERE batch_id = %s GROUP BY outcome",
+        (batch_id,),
+    )
+    by_outcome = dict(cursor.fetchall())
+    counts = {status: by_outcome.get(status, 0) for status in (APPLIED, REJECTED, DUPLICATE)}
+    for name, table in (("changes", "ledger_change_log"), ("results", "ledger_results")):
+        cursor.execute(
+            sql.SQL("SELECT count(*) FROM {} WHERE batch_id = %s").format(sql.Identifier(table)),
+            (batch_id,),
+        )
+        counts[name] = cursor.fetchone()[0]
+    return counts
 
 
 def _insert_batch_row(
-    conn: Connection, batch: BatchRecord, roots: dict[str, str], prev_hash: str
+    conn: Connection,
+    batch: StagedBatch,
+    counts: dict[str, int],
+    roots: dict[str, str],
+    prev_hash: str,
 ) -> str:
     row = {
         "batch_id": batch.batch_id,
         "ledger": batch.ledger,
         "input_fingerprint": batch.input_fingerprint,
         "input_files": list(batch.input_files),
-        "events_ingested": len(batch.outcomes),
-        "applied": batch.count(APPLIED),
-        "rejected": batch.count(REJECTED),
-        "duplicates": batch.count(DUPLICATE),
-        "changes": sum(len(o.changes) for o in batch.outcomes),
-        "results": sum(len(o.results) for o in batch.outcomes),
+        "events_ingested": batch.ingested,
+        "applied": counts[APPLIED],
+        "rejected": counts[REJECTED],
+        "duplicates": counts[DUPLICATE],
+        "changes": counts["changes"],
+        "results": counts["results"],
         "merkle_roots": roots,
         "prev_hash": prev_hash,
     }

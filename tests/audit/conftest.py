@@ -4,16 +4,13 @@ in tests/conftest.py)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from sqlalchemy import Engine
 
-from ledger_engine.api import StreamingLedger
-from ledger_engine.apps.bank import build_ledger
-from ledger_engine.pipeline import BatchSummary, process_batch
-from ledger_engine.serial import run_serial
+from ledger_engine.pipeline import BatchSummary
 
 # --- Committing workloads ------------------------------------------------------------------
 
@@ -55,18 +52,7 @@ def transfer(
     return {"stream": "transfers", "request_id": request_id, "payload": payload}
 
 
-def commit_files(
-    engine: Engine,
-    batch_id: int,
-    files: Iterable[tuple[str, bytes]],
-    ledger: StreamingLedger | None = None,
-) -> BatchSummary:
-    """Run one micro-batch of `files` (path, content) on the serial runner, against the state
-    and request ids already in PostgreSQL, and commit it as batch `batch_id`."""
-    return process_batch(run_serial, ledger or build_ledger(), engine, batch_id, list(files))
-
-
-def commit_bank_workload(engine: Engine) -> None:
+def commit_bank_workload(commit_files: Callable[..., BatchSummary], engine: Engine) -> None:
     """Two batches of the bank app with every kind of outcome.
 
     Final state: accounts alice 90, bob 80, carol 50, dave 5; asset_ledger gold 9, silver 8,
@@ -102,13 +88,13 @@ def commit_bank_workload(engine: Engine) -> None:
 
 
 @pytest.fixture
-def bank_database_url(database_url: str, engine: Engine) -> str:
+def bank_database_url(database_url: str, engine: Engine, commit_files) -> str:
     """A fresh database holding the committed bank workload (`commit_bank_workload`)."""
-    commit_bank_workload(engine)
+    commit_bank_workload(commit_files, engine)
     return database_url
 
 
 @pytest.fixture
-def bank_workload() -> Callable[[Engine], None]:
+def bank_workload(commit_files) -> Callable[[Engine], None]:
     """`commit_bank_workload`, for tests that fill more than one database."""
-    return commit_bank_workload
+    return lambda engine: commit_bank_workload(commit_files, engine)

@@ -7,21 +7,26 @@ from sqlalchemy import Engine, text
 
 from ledger_engine.apps.bank import build_ledger
 from ledger_engine.apps.bank_events import event_to_line, generate_events
-from ledger_engine.audit.merkle import EMPTY_ROOT, merkle_root
+from ledger_engine.audit.merkle import (
+    EMPTY_ROOT,
+    add_deltas,
+    bucket_of,
+    change_delta,
+    digests_of,
+    root_of,
+)
 from ledger_engine.audit.snapshots import verify_snapshots
-from ledger_engine.pipeline import process_batch
-from ledger_engine.serial import run_serial
 
 LEDGER = build_ledger()
 
 
 @pytest.fixture
-def ledger_db(engine: Engine) -> Engine:
+def ledger_db(engine: Engine, commit_files) -> Engine:
     """A database holding two committed batches of a generated bank workload."""
     events = generate_events(600, accounts=40, seed=8)
     for batch_id, part in enumerate((events[:300], events[300:])):
         content = "".join(event_to_line(e) + "\n" for e in part).encode()
-        process_batch(run_serial, LEDGER, engine, batch_id, [(f"f{batch_id}.jsonl", content)])
+        commit_files(engine, batch_id, [(f"f{batch_id}.jsonl", content)])
     return engine
 
 
@@ -34,11 +39,30 @@ def tamper(engine: Engine, statement: str) -> None:
         conn.execute(text(statement))
 
 
-def test_merkle_root_is_order_sensitive_and_defined_for_empty_tables() -> None:
-    assert merkle_root([]) == EMPTY_ROOT
-    assert merkle_root([("a", 1), ("b", 2)]) != merkle_root([("a", 2), ("b", 1)])
-    with pytest.raises(AssertionError, match="not sorted"):
-        merkle_root([("b", 1), ("a", 2)])
+def test_the_root_depends_on_every_row_but_not_on_their_order() -> None:
+    rows = [("a", 1), ("b", 2), ("c", 3)]
+    assert root_of(digests_of(rows)) == root_of(digests_of(reversed(rows)))
+    assert root_of(digests_of(rows)) != root_of(digests_of([("a", 1), ("b", 2), ("c", 4)]))
+    assert root_of(digests_of(rows)) != root_of(digests_of(rows[:2]))
+    assert root_of(digests_of([("a", 1)])) != root_of(digests_of([("a", "1")]))
+    assert root_of({}) == EMPTY_ROOT == root_of(digests_of([]))
+
+
+def test_changes_update_the_digests_without_reading_the_other_rows() -> None:
+    before = {f"k{i}": i for i in range(200)}
+    after = dict(before, k3=-3, k150=0, new=7)
+    del after["k9"]
+    digests = digests_of(before.items())
+    add_deltas(
+        digests,
+        [change_delta(key, before.get(key), after.get(key)) for key in ("k3", "k150", "new", "k9")],
+    )
+    assert root_of(digests) == root_of(digests_of(after.items()))
+
+
+def test_keys_spread_over_buckets() -> None:
+    buckets = {bucket_of(f"acct-{i:06d}") for i in range(10_000)}
+    assert len(buckets) > 3_500  # of 4096
 
 
 def test_an_untouched_ledger_passes(ledger_db: Engine) -> None:

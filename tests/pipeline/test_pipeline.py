@@ -12,7 +12,6 @@ from sqlalchemy import Engine, text
 from ledger_engine.apps.bank import build_ledger
 from ledger_engine.apps.bank_events import generate_events, write_event_files
 from ledger_engine.audit.runner import snapshot_checks
-from ledger_engine.batch import runnable_events
 from ledger_engine.config import Settings
 from ledger_engine.ingest import ingest_files
 from ledger_engine.pipeline import run_pipeline
@@ -27,7 +26,7 @@ ACCOUNTS = 150
 def inbox_events(inbox: Path):
     """The events of every landed file, in the pipeline's batch order (file, then line)."""
     files = [(p.name, p.read_bytes()) for p in sorted(inbox.glob("*.jsonl"))]
-    return runnable_events(ingest_files(files)), sum(
+    return [line.event for line in ingest_files(files) if line.event is not None], sum(
         1 for _, content in files for raw in content.split(b"\n") if raw.strip()
     )
 

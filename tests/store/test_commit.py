@@ -8,9 +8,8 @@ import pytest
 from sqlalchemy import Engine, text
 
 from ledger_engine.apps.bank import build_ledger
-from ledger_engine.pipeline import process_batch
-from ledger_engine.serial import run_serial
-from ledger_engine.store.commit import CommitRefused
+from ledger_engine.pipeline import BatchProcessor, files_frame
+from ledger_engine.store.commit import CommitRefused, commit_staged
 
 LEDGER = build_ledger()
 
@@ -47,8 +46,10 @@ def files(*lines: str, name: str = "events-000001.jsonl") -> list[tuple[str, byt
     return [(name, ("\n".join(lines) + "\n").encode())]
 
 
-def commit(engine: Engine, batch_id: int, batch: list[tuple[str, bytes]]):
-    return process_batch(run_serial, LEDGER, engine, batch_id, batch)
+@pytest.fixture
+def commit(commit_files):
+    """`commit(engine, batch_id, files)` on the bank ledger."""
+    return commit_files
 
 
 def table(engine: Engine, query: str) -> list[tuple]:
@@ -56,7 +57,9 @@ def table(engine: Engine, query: str) -> list[tuple]:
         return [tuple(r) for r in conn.execute(text(query))]
 
 
-def test_a_batch_writes_state_log_results_rejections_and_its_batch_row(engine: Engine) -> None:
+def test_a_batch_writes_state_log_results_rejections_and_its_batch_row(
+    engine: Engine, commit
+) -> None:
     batch = files(
         deposit("d1", "alice", 100),
         transfer("t1", "alice", "bob", 30),
@@ -106,7 +109,7 @@ def test_a_batch_writes_state_log_results_rejections_and_its_batch_row(engine: E
     ) == [(0, 6, 3, 2, 1)]
 
 
-def test_replaying_a_committed_batch_changes_nothing(engine: Engine) -> None:
+def test_replaying_a_committed_batch_changes_nothing(engine: Engine, commit) -> None:
     batch = files(deposit("d1", "alice", 100), transfer("t1", "alice", "bob", 30))
     assert commit(engine, 0, batch).committed
     before = table(engine, "SELECT * FROM ledger_change_log ORDER BY batch_id, position, seq")
@@ -122,7 +125,7 @@ def test_replaying_a_committed_batch_changes_nothing(engine: Engine) -> None:
     assert table(engine, "SELECT count(*) FROM ledger_batches") == [(1,)]
 
 
-def test_request_ids_of_earlier_batches_make_duplicates(engine: Engine) -> None:
+def test_request_ids_of_earlier_batches_make_duplicates(engine: Engine, commit) -> None:
     commit(engine, 0, files(deposit("d1", "alice", 100)))
     summary = commit(
         engine,
@@ -137,39 +140,35 @@ def test_request_ids_of_earlier_batches_make_duplicates(engine: Engine) -> None:
     assert table(engine, "SELECT value FROM accounts") == [(100,)]
 
 
-def test_a_batch_id_reused_for_other_input_is_refused(engine: Engine) -> None:
+def test_a_batch_id_reused_for_other_input_is_refused(engine: Engine, commit) -> None:
     commit(engine, 0, files(deposit("d1", "alice", 100)))
     with pytest.raises(CommitRefused, match="already committed with other input"):
         commit(engine, 0, files(deposit("d2", "alice", 100), name="other.jsonl"))
 
 
-def test_batches_must_be_contiguous(engine: Engine) -> None:
+def test_batches_must_be_contiguous(engine: Engine, commit) -> None:
     with pytest.raises(CommitRefused, match="expected 0"):
         commit(engine, 3, files(deposit("d1", "alice", 100)))
     assert table(engine, "SELECT count(*) FROM ledger_events") == [(0,)]
 
 
-def test_a_row_changed_behind_the_engine_refuses_the_commit(engine: Engine) -> None:
+def test_a_row_changed_behind_the_engine_refuses_the_commit(engine: Engine, commit, spark) -> None:
     commit(engine, 0, files(deposit("d1", "alice", 100)))
     batch = files(transfer("t1", "alice", "bob", 30), name="events-000002.jsonl")
-    from ledger_engine import pipeline
-
+    processor = BatchProcessor(spark, LEDGER, engine)
+    staged, run = processor.stage(1, files_frame(spark, batch))
+    assert staged is not None and run is not None
     # Change the row between the batch's read and its commit, as a rogue writer would.
-    real_run = run_serial
-
-    def run_then_tamper(*args):
-        result = real_run(*args)
-        with engine.begin() as conn:
-            conn.execute(text("UPDATE accounts SET value = 1000 WHERE key = 'alice'"))
-        return result
-
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE accounts SET value = 1000 WHERE key = 'alice'"))
     with pytest.raises(CommitRefused, match="changed behind the engine"):
-        pipeline.process_batch(run_then_tamper, LEDGER, engine, 1, batch)
+        commit_staged(engine, LEDGER, staged)
+    run.release()
     assert table(engine, "SELECT count(*) FROM ledger_batches") == [(1,)]
     assert table(engine, "SELECT value FROM accounts WHERE key = 'alice'") == [(1000,)]
 
 
-def test_hostile_values_are_stored_as_data(engine: Engine) -> None:
+def test_hostile_values_are_stored_as_data(engine: Engine, commit) -> None:
     hostile = "'); DROP TABLE accounts; --"
     summary = commit(
         engine,

@@ -1,0 +1,307 @@
+"""PostgreSQL as a batch's source and sink, from inside Spark tasks.
+
+- `PostgresSources.known` looks up, in parallel tasks, which request ids of the batch earlier
+  batches executed (`ledger_requests`).
+- `PostgresRows` is the row source of executing tasks: each task reads the rows its chunk of
+  transactions touches, one query per table, on top of which it reads the net changes that
+  earlier rounds of the same batch staged (`ledger_stage_rows`).
+- `PostgresSink` stages, from each task, its events, changes, results, rejections, duplicates,
+  executed request ids and net row changes (`ledger_engine.store.staging`), and reports what it
+  staged and the Merkle bucket deltas of its row changes to the driver (tag SUMMARY).
+
+Every task opens its own connection and stages in its own transaction; the batch's commit on
+the driver moves everything into the ledger in one transaction.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg2
+import pyarrow as pa
+from psycopg2 import sql
+from pyspark import TaskContext
+from pyspark.sql import DataFrame, SparkSession
+
+from ledger_engine.api import StreamingLedger, Table
+from ledger_engine.audit.merkle import MODULUS, change_delta
+from ledger_engine.commutative import Settled
+from ledger_engine.model import APPLIED, DUPLICATE, REJECTED, Rejection, canonical_json
+from ledger_engine.partition import Executed, NetChange, RowKey
+from ledger_engine.spark.codec import OUTPUT, PICKLE, SUMMARY, batch_of, event_of
+from ledger_engine.spark.execution import EventLine, Task
+from ledger_engine.store.staging import (
+    SETTLING_ROUND,
+    Stager,
+    change_row,
+    clean_text,
+    event_row,
+    net_row,
+    rejection_row,
+)
+from ledger_engine.transaction import Applied, PendingAdd
+from ledger_engine.values import key_text
+
+
+@dataclass(frozen=True)
+class PostgresRows:
+    """Rows read from the ledger tables, under the writes staged by earlier rounds."""
+
+    dsn: str
+    batch_id: int
+    _conn: list = field(default_factory=list, compare=False, repr=False)
+
+    def _connection(self) -> Any:
+        if not self._conn:
+            self._conn.append(psycopg2.connect(self.dsn))
+            self._conn[0].set_session(readonly=True, autocommit=True)
+        return self._conn[0]
+
+    def read(self, round_: int, table: Table, keys: Sequence[Any]) -> dict[Any, Any]:
+        found: dict[Any, Any] = {}
+        with self._connection().cursor() as cursor:
+            cursor.execute(
+                sql.SQL("SELECT key, value FROM {} WHERE key = ANY(%s)").format(
+                    sql.Identifier(table.name)
+                ),
+                (list(keys),),
+            )
+            found.update(cursor.fetchall())
+            if round_ > 0:
+                texts = [key_text(k) for k in keys]
+                cursor.execute(
+                    "SELECT DISTINCT ON (key) key, after FROM ledger_stage_rows"
+                    " WHERE batch_id = %s AND table_name = %s AND key = ANY(%s)"
+                    " AND round >= 0 AND round < %s ORDER BY key, round DESC",
+                    (self.batch_id, table.name, texts, round_),
+                )
+                for text, after in cursor.fetchall():
+                    key = int(text) if table.key_type is int else text
+                    if after is None:
+                        found.pop(key, None)
+                    else:
+                        found[key] = after
+        return found
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"dsn": self.dsn, "batch_id": self.batch_id}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        object.__setattr__(self, "dsn", state["dsn"])
+        object.__setattr__(self, "batch_id", state["batch_id"])
+        object.__setattr__(self, "_conn", [])
+
+    def close(self) -> None:
+        while self._conn:
+            self._conn.pop().close()
+
+
+class PostgresSources:
+    """Known request ids and rows from the system of record."""
+
+    carries_writes = False
+
+    def __init__(self, dsn: str, batch_id: int, bins: int) -> None:
+        self.dsn = dsn
+        self.batch_id = batch_id
+        self.bins = bins
+
+    def known(self, spark: SparkSession, request_ids: DataFrame) -> DataFrame:
+        return request_ids.repartition(self.bins).mapInArrow(
+            _known_task(self.dsn), "request_id string, known_fingerprint string"
+        )
+
+    def rows(self) -> PostgresRows:
+        return PostgresRows(self.dsn, self.batch_id)
+
+
+def _known_task(dsn: str) -> Task:
+    def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        conn = psycopg2.connect(dsn)
+        try:
+            conn.set_session(readonly=True, autocommit=True)
+            with conn.cursor() as cursor:
+                for batch in batches:
+                    ids = batch.column("request_id").to_pylist()
+                    cursor.execute(
+                        "SELECT request_id, fingerprint FROM ledger_requests"
+                        " WHERE request_id = ANY(%s)",
+                        (ids,),
+                    )
+                    found = cursor.fetchall()
+                    yield pa.record_batch(
+                        {
+                            "request_id": pa.array([r for r, _ in found], pa.string()),
+                            "known_fingerprint": pa.array([f for _, f in found], pa.string()),
+                        }
+                    )
+        finally:
+            conn.close()
+
+    return task
+
+
+class PostgresSink:
+    """Stages a batch's outcome from the tasks that produce it."""
+
+    def __init__(self, dsn: str, batch_id: int, ledger: StreamingLedger) -> None:
+        self.dsn = dsn
+        self.batch_id = batch_id
+        self.ledger = ledger
+        self._stager: Stager | None = None
+        self._merkle: dict[tuple[str, int], int] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"dsn": self.dsn, "batch_id": self.batch_id, "ledger": self.ledger}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["dsn"], state["batch_id"], state["ledger"])  # type: ignore[misc]
+
+    def _open(self, stage: str) -> Stager:
+        if self._stager is None:
+            partition = TaskContext.get().partitionId()
+            self._stager = Stager(self.dsn, self.batch_id, f"{stage}:{partition}")
+        return self._stager
+
+    def _done(self, events: int = 0) -> Iterator[pa.RecordBatch]:
+        """Commit this task's staging; report it to the driver."""
+        if self._stager is None:
+            return
+        counts = self._stager.commit()
+        self._stager = None
+        summary = {"counts": counts, "merkle": self._merkle, "events": events}
+        self._merkle = {}
+        yield batch_of(OUTPUT, {"tag": [SUMMARY], "blob": [pickle.dumps(summary, PICKLE)]})
+
+    def _nets(self, stager: Stager, round_: int, nets: dict[RowKey, NetChange]) -> None:
+        for (table, key), net in nets.items():
+            stager.add("ledger_stage_rows", net_row(table, key, round_, net.before, net.after))
+            bucket, delta = change_delta(key, net.before, net.after)
+            slot = (table, bucket)
+            self._merkle[slot] = (self._merkle.get(slot, 0) + delta) % MODULUS
+
+    # -- Sink ------------------------------------------------------------------------------
+
+    def executed(
+        self, round_: int, items: list[Executed], lines: dict[int, EventLine]
+    ) -> Iterator[pa.RecordBatch]:
+        stager = self._open(f"round{round_}")
+        for item in items:
+            line = lines[item.position]
+            assert line.source_file is not None and line.line_number is not None
+            outcome = item.outcome
+            status = APPLIED if isinstance(outcome, Applied) else REJECTED
+            event = line.event
+            stager.add(
+                "ledger_stage_events",
+                event_row(item.position, line.source_file, line.line_number, event, status),
+            )
+            stager.add(
+                "ledger_stage_requests",
+                (event.request_id, item.position, line.fingerprint, status),
+            )
+            if isinstance(outcome, Rejection):
+                stager.add(
+                    "ledger_stage_rejections",
+                    rejection_row(
+                        item.position,
+                        event.stream,
+                        event.request_id,
+                        outcome.reason,
+                        outcome.detail,
+                        line.raw or b"",
+                    ),
+                )
+                continue
+            for seq, change in enumerate(outcome.changes):
+                if not isinstance(change, PendingAdd):  # staged once settled
+                    stager.add("ledger_stage_change_log", change_row(item.position, seq, change))
+            for seq, result in enumerate(outcome.results):
+                stager.add(
+                    "ledger_stage_results",
+                    (
+                        item.position,
+                        seq,
+                        result.stream,
+                        result.request_id,
+                        canonical_json(result.payload),
+                    ),
+                )
+        return iter(())
+
+    def round_done(self, round_: int, nets: dict[RowKey, NetChange]) -> Iterator[pa.RecordBatch]:
+        stager = self._open(f"round{round_}")
+        self._nets(stager, round_, nets)
+        yield from self._done()
+
+    # -- SettledSink -----------------------------------------------------------------------
+
+    def settled(
+        self, items: list[Settled], nets: dict[RowKey, NetChange]
+    ) -> Iterator[pa.RecordBatch]:
+        stager = self._open("settle")
+        for item in items:
+            stager.add("ledger_stage_change_log", change_row(item.position, item.seq, item.change))
+        self._nets(stager, SETTLING_ROUND, nets)
+        return iter(())
+
+    def settle_done(self) -> Iterator[pa.RecordBatch]:
+        yield from self._done()
+
+    # -- admission -------------------------------------------------------------------------
+
+    def admission_task(self) -> Task:
+        """Stages the events admission ended (rejected, or duplicates)."""
+
+        def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            for batch in batches:
+                columns = batch.to_pydict()
+                stager = self._open("admission")
+                for i, position in enumerate(columns["position"]):
+                    blob = columns["event"][i]
+                    event = event_of(blob)[0] if blob is not None else None
+                    status = columns["status"][i]
+                    file, number = columns["source_file"][i], columns["line_number"][i]
+                    if status == REJECTED:
+                        stager.add(
+                            "ledger_stage_events",
+                            event_row(position, file, number, event, REJECTED),
+                        )
+                        stager.add(
+                            "ledger_stage_rejections",
+                            rejection_row(
+                                position,
+                                event.stream if event else None,
+                                event.request_id if event else None,
+                                columns["reason"][i],
+                                columns["detail"][i],
+                                columns["raw"][i] or b"",
+                            ),
+                        )
+                        rid = columns["request_id"][i]
+                        if rid is not None:
+                            stager.add(
+                                "ledger_stage_requests",
+                                (rid, position, columns["fingerprint"][i], REJECTED),
+                            )
+                    else:
+                        assert status == DUPLICATE
+                        stager.add(
+                            "ledger_stage_events",
+                            event_row(position, file, number, event, DUPLICATE),
+                        )
+                        stager.add(
+                            "ledger_stage_duplicates",
+                            (
+                                position,
+                                clean_text(event.stream),
+                                columns["request_id"][i],
+                                columns["duplicate_kind"][i],
+                            ),
+                        )
+            yield from self._done()
+
+        return task
