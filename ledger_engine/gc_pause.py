@@ -6,6 +6,10 @@ objects survive, so with it on, a batch's cost grows faster than its size (about
 10^6-event serial run, and twice the time of a Spark task that holds its rows). Reference
 counting alone frees everything that is not part of a cycle; cycles a transaction function
 creates meanwhile are collected once the collector resumes.
+
+Code run inside the block must not turn the collector back on: PySpark's broadcast loading
+does (it disables and then unconditionally enables it), so Spark tasks load their broadcasts
+before pausing.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -24,7 +24,15 @@ from pyspark.sql import functions as F
 from ledger_engine.api import StreamingLedger
 from ledger_engine.schedule import Accesses, Schedule, plan, row_id
 from ledger_engine.spark.admission import RUNS, admit
-from ledger_engine.spark.codec import NEED, NET, OVERFLOW, key_of, spark_ddl, tables_by_index
+from ledger_engine.spark.codec import (
+    NEED,
+    NET,
+    OVERFLOW,
+    PROFILE,
+    key_of,
+    spark_ddl,
+    tables_by_index,
+)
 from ledger_engine.spark.execution import (
     Placement,
     RowSource,
@@ -37,6 +45,7 @@ from ledger_engine.spark.execution import (
     round_events,
     routes_for,
 )
+from ledger_engine.spark.profile import task_profile
 from ledger_engine.spark.settling import SettledSink, pending_by_row, settle_task
 
 
@@ -85,6 +94,7 @@ class BatchRun:
     runnable: int
     replans: int
     seconds: dict[str, float] = field(default_factory=dict)
+    profile: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def release(self) -> None:
         for frame in (self.admitted, *self.outputs, self.settled):
@@ -103,6 +113,7 @@ class BatchExecutor:
         self.options = options
         self.bins = options.bins or spark.sparkContext.defaultParallelism
         self._routes: tuple[int, ...] | None = None
+        self.profile: dict[str, dict[str, Any]] = {}
 
     @property
     def routes(self) -> tuple[int, ...]:
@@ -151,7 +162,9 @@ class BatchExecutor:
             replans += 1
             if on_replan is not None:
                 on_replan()
-        return BatchRun(admitted, outputs, settled, schedule, len(positions), replans, seconds)
+        return BatchRun(
+            admitted, outputs, settled, schedule, len(positions), replans, seconds, self.profile
+        )
 
     def _accesses(self, runnable: DataFrame) -> tuple[np.ndarray, Accesses]:
         """The runnable events' positions (sorted) and their accesses, on the driver."""
@@ -197,6 +210,7 @@ class BatchExecutor:
                 .persist()
             )
         outputs: list[DataFrame] = []
+        profiles: list[bytes] = []
         for round_ in range(schedule.rounds):
             clock = time.perf_counter()
             work = round_events(runnable, placement, round_)
@@ -209,6 +223,7 @@ class BatchExecutor:
             output = bin_order(work, self.bins).mapInArrow(task, output_ddl()).persist()
             output.count()  # run the round now: the next one starts from its writes
             outputs.append(output)
+            profiles.extend(_profiles(output))
             if emit_nets:
                 writes = output.where(F.col("tag") == NET).select(
                     "table",
@@ -221,16 +236,25 @@ class BatchExecutor:
                 written = writes if written is None else written.unionByName(writes)
             seconds[f"round {round_}"] = time.perf_counter() - clock
         clock = time.perf_counter()
-        pending = outputs[0]
-        for output in outputs[1:]:
-            pending = pending.unionByName(output)
-        settled = (
-            pending_by_row(pending)
-            .mapInArrow(settle_task(self.ledger, source, sink), output_ddl())
-            .persist()
-        )
-        settled.count()
+        if schedule.deferred:
+            pending = outputs[0]
+            for output in outputs[1:]:
+                pending = pending.unionByName(output)
+            settled = (
+                pending_by_row(pending)
+                .mapInArrow(settle_task(self.ledger, source, sink), output_ddl())
+                .persist()
+            )
+            settled.count()
+            profiles.extend(_profiles(settled))
+        else:  # nothing was deferred: nothing to settle
+            settled = self.spark.createDataFrame([], output_ddl())
         seconds["settle"] = time.perf_counter() - clock
+        self.profile = task_profile(profiles)
         if needs is not None:
             needs.unpersist()
         return outputs, settled
+
+
+def _profiles(output: DataFrame) -> list[bytes]:
+    return [row.blob for row in output.where(F.col("tag") == PROFILE).select("blob").collect()]

@@ -97,7 +97,7 @@ OUTPUT = pa.schema(
         ("blob", pa.binary()),
     ]
 )
-OUTCOMES, PENDING, NET, SETTLED, OVERFLOW, SUMMARY = range(6)
+OUTCOMES, PENDING, NET, SETTLED, OVERFLOW, SUMMARY, PROFILE = range(7)
 
 
 def spark_ddl(schema: pa.Schema) -> str:

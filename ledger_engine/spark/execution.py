@@ -55,6 +55,7 @@ from ledger_engine.spark.codec import (
     value_columns,
     value_of,
 )
+from ledger_engine.spark.profile import TaskClock
 from ledger_engine.transaction import PendingAdd
 from ledger_engine.values import key_text
 
@@ -82,6 +83,11 @@ class Placement:
 
 class RowSource(Protocol):
     """Where a task reads the rows it does not hold; picklable, used inside tasks."""
+
+    def open(self) -> None:
+        """Get ready to read (called at the start of every task, before the collector is
+        paused: loading a broadcast turns Python's collector back on)."""
+        ...
 
     def read(self, round_: int, table: Table, keys: Sequence[Any]) -> dict[Any, Any]:
         """The values of `keys` of `table` as of the start of `round_` (absent rows left
@@ -115,8 +121,11 @@ class Sink(Protocol):
         ...
 
     def round_done(self, round_: int, nets: dict[RowKey, NetChange]) -> Iterable[pa.RecordBatch]:
-        """Take the net change of every row the task wrote in the round."""
+        """Take the net change of every row the task wrote in the round (empty unless
+        `wants_nets`)."""
         ...
+
+    wants_nets: bool
 
 
 # -- the round's events, routed to their bins --------------------------------------------------
@@ -232,6 +241,7 @@ def execute_task(
     streams = ledger.streams
 
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        source.open()
         try:
             with gc_paused():
                 yield from _execute(batches)
@@ -239,10 +249,13 @@ def execute_task(
             source.close()
 
     def _execute(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        clock = TaskClock(f"round {round_}")
         rows: dict[RowKey, Any] = {}
         nets: dict[RowKey, NetChange] = {}
+        keep_nets = emit_nets or sink.wants_nets
         last = -1
         for batch in batches:
+            clock.lap("input")
             columns = batch.to_pydict()
             runnables: list[Runnable] = []
             lines: dict[int, EventLine] = {}
@@ -272,20 +285,30 @@ def execute_task(
                     columns["raw"][i],
                     columns["fingerprint"][i],
                 )
+            clock.lap("decode")
             if not runnables:
                 continue
+            clock.items += len(runnables)
             _fetch(source, round_, rows, runnables)
+            clock.lap("read rows")
             executed = list(execute_bin(rows, runnables))
-            yield from sink.executed(round_, executed, lines)
-            yield from _pending_records(ledger, executed)
-            for row, change in net_changes(executed).items():
-                if row in nets:
-                    nets[row].after = change.after
-                else:
-                    nets[row] = change
-        yield from sink.round_done(round_, nets)
+            clock.lap("execute")
+            outputs = [*sink.executed(round_, executed, lines), *_pending_records(ledger, executed)]
+            if keep_nets:
+                for row, change in net_changes(executed).items():
+                    if row in nets:
+                        nets[row].after = change.after
+                    else:
+                        nets[row] = change
+            clock.lap("sink")
+            yield from outputs
+        clock.lap("input")
+        outputs = list(sink.round_done(round_, nets))
         if emit_nets:
-            yield from _net_records(ledger, nets)
+            outputs.extend(_net_records(ledger, nets))
+        clock.lap("sink")
+        yield from outputs
+        yield clock.record()
 
     return task
 

@@ -54,6 +54,9 @@ class PostgresRows:
     batch_id: int
     _conn: list = field(default_factory=list, compare=False, repr=False)
 
+    def open(self) -> None:
+        self._connection()
+
     def _connection(self) -> Any:
         if not self._conn:
             self._conn.append(psycopg2.connect(self.dsn))
@@ -146,6 +149,8 @@ def _known_task(dsn: str) -> Task:
 
 class PostgresSink:
     """Stages a batch's outcome from the tasks that produce it."""
+
+    wants_nets = True
 
     def __init__(self, dsn: str, batch_id: int, ledger: StreamingLedger) -> None:
         self.dsn = dsn

@@ -47,6 +47,8 @@ class CollectSink:
     """Sends outcomes back to the driver as pickles of packed tuples
     (`ledger_engine.assembly`)."""
 
+    wants_nets = False
+
     def executed(
         self, round_: int, items: list[Executed], lines: dict[int, EventLine]
     ) -> Iterator[pa.RecordBatch]:
@@ -82,6 +84,9 @@ class MemoryRows:
     """Rows read from an in-memory state broadcast to the workers (loaded once per worker)."""
 
     state: Broadcast
+
+    def open(self) -> None:
+        self.state.value  # noqa: B018 - loads the broadcast once per worker
 
     def read(self, round_: int, table: Table, keys: Sequence[Any]) -> dict[Any, Any]:
         rows = self.state.value[table.name]

@@ -23,6 +23,7 @@ from ledger_engine.gc_pause import gc_paused
 from ledger_engine.partition import NetChange, RowKey
 from ledger_engine.spark.codec import OUTPUT, OVERFLOW, PENDING, batch_of, key_of, tables_by_index
 from ledger_engine.spark.execution import RowSource, Task
+from ledger_engine.spark.profile import TaskClock
 from ledger_engine.transaction import PendingAdd
 
 
@@ -54,16 +55,24 @@ def settle_task(ledger: StreamingLedger, source: RowSource, sink: SettledSink) -
     tables = tables_by_index(ledger)
 
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        clock = TaskClock("settle")
+        source.open()
         try:
             with gc_paused():
-                yield from _settle(batches)
-            yield from sink.settle_done()
+                yield from _settle(batches, clock)
+            outputs = list(sink.settle_done())
+            clock.lap("sink")
+            yield from outputs
+            yield clock.record()
         finally:
             source.close()
 
-    def _settle(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    def _settle(batches: Iterator[pa.RecordBatch], clock: TaskClock) -> Iterator[pa.RecordBatch]:
         rows = _rows(batches, tables)
+        clock.lap("input")
         bases = _bases(source, tables, rows)
+        clock.lap("read rows")
+        clock.items = sum(len(items) for items in rows.values())
         overflowed: list[tuple[int, str]] = []
         for (table_index, key), items in rows.items():
             table = tables[table_index]

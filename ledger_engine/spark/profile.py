@@ -1,0 +1,67 @@
+"""Where a Spark task's time goes (wall and CPU), reported to the driver.
+
+A task keeps a `TaskClock`: each `lap(phase)` charges the time since the previous lap to a
+phase (waiting for input, decoding, reading rows, executing, staging, ...). At its end the
+task emits the totals as one OUTPUT record (tag PROFILE); `task_profile` sums them on the
+driver per stage and phase, and keeps the slowest task of each stage, which is what the stage
+cost in wall time. The benchmark prints it.
+"""
+
+from __future__ import annotations
+
+import pickle
+import time
+from collections.abc import Iterable
+from typing import Any
+
+import pyarrow as pa
+from pyspark import TaskContext
+
+from ledger_engine.spark.codec import OUTPUT, PICKLE, PROFILE, batch_of
+
+
+class TaskClock:
+    """Phase timings of one task."""
+
+    def __init__(self, stage: str) -> None:
+        self.stage = stage
+        self.items = 0
+        self.seconds: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}
+        self._started = self._last = time.perf_counter()
+        self._last_cpu = time.process_time()
+
+    def lap(self, phase: str) -> None:
+        now, cpu = time.perf_counter(), time.process_time()
+        self.seconds[phase] = self.seconds.get(phase, 0.0) + now - self._last
+        self.cpu[phase] = self.cpu.get(phase, 0.0) + cpu - self._last_cpu
+        self._last, self._last_cpu = now, cpu
+
+    def record(self) -> pa.RecordBatch:
+        context = TaskContext.get()
+        report = {
+            "stage": self.stage,
+            "partition": context.partitionId() if context is not None else -1,
+            "items": self.items,
+            "seconds": self.seconds,
+            "cpu": self.cpu,
+            "total": time.perf_counter() - self._started,
+        }
+        return batch_of(OUTPUT, {"tag": [PROFILE], "blob": [pickle.dumps(report, PICKLE)]})
+
+
+def task_profile(blobs: Iterable[bytes]) -> dict[str, dict[str, Any]]:
+    """Per stage: tasks, items, seconds per phase summed over tasks, and the slowest task."""
+    stages: dict[str, dict[str, Any]] = {}
+    for blob in blobs:
+        report = pickle.loads(blob)
+        stage = stages.setdefault(
+            report["stage"], {"tasks": 0, "items": 0, "seconds": {}, "cpu": {}, "slowest": 0.0}
+        )
+        stage["tasks"] += 1
+        stage["items"] += report["items"]
+        stage["slowest"] = max(stage["slowest"], report["total"])
+        for kind in ("seconds", "cpu"):
+            for phase, seconds in report[kind].items():
+                stage[kind][phase] = stage[kind].get(phase, 0.0) + seconds
+    return stages
