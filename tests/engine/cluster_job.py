@@ -1,0 +1,36 @@
+"""Run a bank batch with `run_spark` on a Spark master and pickle the `RunResult` to a file.
+
+Used by `test_spark_cluster.py` in a process of its own: a process holds one SparkContext, and
+the test process's belongs to `local[2]`.
+
+    python cluster_job.py <master URL> <output path>
+"""
+
+from __future__ import annotations
+
+import pickle
+import sys
+
+from ledger_engine import run_spark
+from ledger_engine.apps.bank import build_ledger
+from ledger_engine.apps.bank_events import generate_events
+from ledger_engine.spark.batch import ExecutionOptions
+from ledger_engine.spark.session import build_session
+
+EVENTS = generate_events(3_000, accounts=200, seed=17, bad_fraction=0.03, duplicate_fraction=0.03)
+OPTIONS = ExecutionOptions(bins=2, rounds=2)
+
+
+def main(master: str, output: str) -> None:
+    spark = build_session(master, app_name="ledger-cluster-test", driver_memory="1g")
+    try:
+        executors = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1
+        result = run_spark(spark, build_ledger(), EVENTS, options=OPTIONS)
+    finally:
+        spark.stop()
+    with open(output, "wb") as handle:
+        pickle.dump({"executors": executors, "result": result}, handle)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
