@@ -9,6 +9,10 @@ integer minor units. Streams:
   and `asset_amount` between asset entries, only if the source balance exceeds both
   `min_balance` (default 0) and `amount`, and the source asset exceeds `asset_amount`. It always
   emits a result: `SUCCESS` with the new balances, or `REJECT` with the unchanged ones.
+- `fee_transfers`: a transfer that also pays `fee` (a non-negative integer) from the source
+  account to `fee_account_id`: applied only if the source balance also exceeds
+  `amount + fee`. The fee account is only ever credited (an ADD), so a parallel runner need not
+  order the transfers that all pay into one fee account.
 - `balance_lookups`: `{"account_id"}` emits the balance, read-only.
 
 Amounts must be positive integers; anything else aborts the event with a reason. A self-transfer
@@ -51,18 +55,50 @@ def transfer(
     target_asset: StateAccess,
 ) -> None:
     """Move money and assets from source to target if the source can afford it."""
+    _move(event, ctx, source_account, target_account, source_asset, target_asset, None)
+
+
+def fee_transfer(
+    event: dict[str, Any],
+    ctx: Context,
+    source_account: StateAccess,
+    target_account: StateAccess,
+    source_asset: StateAccess,
+    target_asset: StateAccess,
+    fee_account: StateAccess,
+) -> None:
+    """A transfer whose source also pays `fee` into the fee account."""
+    _move(event, ctx, source_account, target_account, source_asset, target_asset, fee_account)
+
+
+def _move(
+    event: dict[str, Any],
+    ctx: Context,
+    source_account: StateAccess,
+    target_account: StateAccess,
+    source_asset: StateAccess,
+    target_asset: StateAccess,
+    fee_account: StateAccess | None,
+) -> None:
     amount = _positive_amount(event, "amount", ctx)
     asset_amount = _positive_amount(event, "asset_amount", ctx)
     min_balance = event.get("min_balance", 0)
     if not is_int(min_balance):
         ctx.abort(f"min_balance must be an integer, got {min_balance!r}")
+    fee = 0
+    if fee_account is not None:
+        fee = event.get("fee")
+        if not is_int(fee) or fee < 0:
+            ctx.abort(f"fee must be a non-negative integer, got {fee!r}")
     balance = source_account.read_or(0)
     asset_value = source_asset.read_or(0)
-    if balance > min_balance and balance > amount and asset_value > asset_amount:
-        source_account.write(balance - amount)
+    if balance > min_balance and balance > amount + fee and asset_value > asset_amount:
+        source_account.write(balance - amount - fee)
         target_account.write(target_account.read_or(0) + amount)
         source_asset.write(asset_value - asset_amount)
         target_asset.add(asset_amount)
+        if fee_account is not None:
+            fee_account.add(fee)
         status = SUCCESS
     else:
         status = REJECT
@@ -108,6 +144,15 @@ def build_ledger() -> StreamingLedger:
         .on(accounts, _field("target_account_id"), "target_account", AccessType.READ_WRITE)
         .on(assets, _field("source_asset_id"), "source_asset", AccessType.READ_WRITE)
         .on(assets, _field("target_asset_id"), "target_asset", AccessType.ADD)
+    )
+    (
+        ledger.using_stream("fee_transfers")
+        .apply(fee_transfer)
+        .on(accounts, _field("source_account_id"), "source_account", AccessType.READ_WRITE)
+        .on(accounts, _field("target_account_id"), "target_account", AccessType.READ_WRITE)
+        .on(assets, _field("source_asset_id"), "source_asset", AccessType.READ_WRITE)
+        .on(assets, _field("target_asset_id"), "target_asset", AccessType.ADD)
+        .on(accounts, _field("fee_account_id"), "fee_account", AccessType.ADD)
     )
     (
         ledger.using_stream("balance_lookups")

@@ -458,3 +458,44 @@ def test_event_files_appear_complete_under_their_final_name(tmp_path: Path, monk
         "events-000001.jsonl",
         "events-000002.jsonl",
     ]
+
+
+# -- fee transfers ---------------------------------------------------------------------------
+
+
+def fee_transfer(request_id: str, source: str, target: str, amount: Any, fee: Any) -> Event:
+    event = transfer(request_id, source, target, amount, fee=fee, fee_account_id="acct-fees")
+    return Event("fee_transfers", request_id, event.payload)
+
+
+def test_a_fee_transfer_pays_the_fee_into_the_fee_account():
+    result = run_serial(LEDGER, [fee_transfer("t1", "a", "b", 300, 7)], funded(1_000, 50))
+    assert result.state["accounts"] == {"acct-a": 693, "acct-b": 300, "acct-fees": 7}
+    assert result.results[0].payload["status"] == "SUCCESS"
+
+
+def test_a_fee_transfer_must_afford_amount_and_fee():
+    state = funded(1_000, 50)
+    result = run_serial(LEDGER, [fee_transfer("t1", "a", "b", 995, 5)], state)
+    assert result.results[0].payload["status"] == "REJECT"
+    assert result.state["accounts"] == state["accounts"]
+
+
+@pytest.mark.parametrize("fee", [-1, 1.5, "3", None])
+def test_a_fee_transfer_with_a_bad_fee_is_aborted(fee):
+    result = run_serial(LEDGER, [fee_transfer("t1", "a", "b", 10, fee)], funded(100, 50))
+    assert [r.reason for r in result.rejections] == ["aborted"]
+
+
+def test_fee_transfers_conserve_money():
+    events = [
+        fee_transfer(f"t{i}", f"a{i % 5}", f"a{(i + 2) % 5}", 10 + i, i % 4) for i in range(60)
+    ]
+    state = {
+        "accounts": {f"acct-a{i}": 500 for i in range(5)},
+        "asset_ledger": {f"asset-a{i}": 90 for i in range(5)},
+    }
+    result = run_serial(LEDGER, events, state)
+    assert result.applied_count > 30
+    assert sum(result.state["accounts"].values()) == 2_500
+    assert result.state["accounts"]["acct-fees"] > 0
