@@ -1,0 +1,1 @@
+"""Benchmarks of the streaming ledger (see `bench/run.py`)."""

@@ -1,0 +1,220 @@
+"""One measurement, in a process of its own so that its peak memory is its own.
+
+    python -m bench.measure <approach> --workload W --size N --accounts A --out result.json
+        [--master local[2]] [--clients 8] [--database-url URL] [--data-dir DIR]
+        [--batch-events N]
+
+Approaches: `serial` (the reference runner), `spark` (`run_spark` in memory), `pipeline`
+(event files in, committed and audited in PostgreSQL), `postgres` (PostgreSQL alone), and
+`seed` (the opening deposits that give a pipeline database its starting state).
+
+The result is JSON: seconds and transactions per second of the measured part, the peak
+resident memory of this process and all its children (Spark's JVM and Python workers), and
+what the approach reports about itself (rounds, Spark task profile, retries, ...).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from bench.workloads import opening_deposits, opening_state, transfers
+
+EVENTS_PER_FILE = 10_000
+
+
+class PeakMemory:
+    """Samples the resident memory of this process tree every 100 ms."""
+
+    def __init__(self) -> None:
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        me = psutil.Process()
+        while not self._stop.is_set():
+            total = 0
+            for process in [me, *me.children(recursive=True)]:
+                with contextlib.suppress(psutil.Error):
+                    total += process.memory_info().rss
+            self.peak = max(self.peak, total)
+            self._stop.wait(0.1)
+
+    def __enter__(self) -> PeakMemory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _serial(args: argparse.Namespace) -> dict[str, Any]:
+    from ledger_engine import run_serial
+    from ledger_engine.apps.bank import build_ledger
+
+    events = [t.event() for t in transfers(args.workload, args.size, args.accounts)]
+    state = opening_state(args.accounts)
+    ledger = build_ledger()
+    started = time.perf_counter()
+    result = run_serial(ledger, events, state)
+    seconds = time.perf_counter() - started
+    return {"seconds": seconds, "applied": result.applied_count}
+
+
+def _spark(args: argparse.Namespace) -> dict[str, Any]:
+    from ledger_engine.apps.bank import build_ledger
+    from ledger_engine.spark.batch import BatchExecutor, ExecutionOptions
+    from ledger_engine.spark.runner import run_spark
+    from ledger_engine.spark.session import build_session
+
+    events = [t.event() for t in transfers(args.workload, args.size, args.accounts)]
+    state = opening_state(args.accounts)
+    ledger = build_ledger()
+    spark = build_session(args.master, driver_memory="8g")
+    executor_runs: list[Any] = []
+    execute = BatchExecutor.execute
+
+    def recording(self, *a, **k):  # the runner's own report on the batch
+        run = execute(self, *a, **k)
+        executor_runs.append(run)
+        return run
+
+    BatchExecutor.execute = recording  # type: ignore[method-assign]
+    try:
+        run_spark(spark, ledger, events[: min(2_000, len(events))], state)  # warm the JVM
+        executor_runs.clear()
+        started = time.perf_counter()
+        result = run_spark(spark, ledger, events, state, options=ExecutionOptions())
+        seconds = time.perf_counter() - started
+    finally:
+        BatchExecutor.execute = execute  # type: ignore[method-assign]
+        spark.stop()
+    run = executor_runs[-1]
+    return {
+        "seconds": seconds,
+        "applied": result.applied_count,
+        "rounds": run.schedule.rounds,
+        "driver_seconds": run.seconds,
+        "tasks": run.profile,
+    }
+
+
+def _pipeline_settings(args: argparse.Namespace, files_per_batch: int):
+    from ledger_engine.config import Settings
+
+    return Settings.from_env(
+        {
+            "LEDGER_DATABASE_URL": args.database_url,
+            "LEDGER_DATA_DIR": args.data_dir,
+            "LEDGER_SPARK_MASTER": args.master,
+            "LEDGER_SPARK_DRIVER_MEMORY": "8g",
+            "LEDGER_FILES_PER_BATCH": str(files_per_batch),
+        }
+    )
+
+
+def _land(events, inbox: Path, prefix: str) -> None:
+    from ledger_engine.apps.bank_events import write_event_files
+
+    write_event_files(events, inbox, events_per_file=EVENTS_PER_FILE, prefix=prefix)
+
+
+def _seed(args: argparse.Namespace) -> dict[str, Any]:
+    from ledger_engine.pipeline import run_pipeline
+
+    settings = _pipeline_settings(args, max(1, args.batch_events // EVENTS_PER_FILE))
+    _land(opening_deposits(args.accounts), settings.inbox, "open")
+    started = time.perf_counter()
+    report = run_pipeline(settings)
+    return {"seconds": time.perf_counter() - started, "applied": report.total("applied")}
+
+
+def _pipeline(args: argparse.Namespace) -> dict[str, Any]:
+    from ledger_engine.audit.runner import run_audits
+    from ledger_engine.pipeline import run_pipeline
+
+    settings = _pipeline_settings(args, max(1, args.batch_events // EVENTS_PER_FILE))
+    events = [t.event() for t in transfers(args.workload, args.size, args.accounts)]
+    _land(events, settings.inbox, f"run-{args.workload}-{args.size}")
+    del events
+    started = time.perf_counter()
+    report = run_pipeline(settings)
+    committed = time.perf_counter()
+    audit, page = run_audits(settings)
+    finished = time.perf_counter()
+    assert audit.passed, [c for c in audit.checks if not c.passed]
+    return {
+        "seconds": finished - started,
+        "commit_seconds": committed - started,
+        "audit_seconds": finished - committed,
+        "applied": report.total("applied"),
+        "batches": [
+            {
+                "events": b.ingested,
+                "rounds": b.rounds,
+                "execute_seconds": round(b.execute_seconds, 3),
+                "commit_seconds": round(b.commit_seconds, 3),
+            }
+            for b in report.batches
+        ],
+        "report": str(page),
+    }
+
+
+def _postgres(args: argparse.Namespace) -> dict[str, Any]:
+    from bench.postgres_alone import run_postgres
+    from ledger_engine.store.staging import dsn_of
+
+    work = transfers(args.workload, args.size, args.accounts)
+    outcome = run_postgres(dsn_of(args.database_url), work, args.clients)
+    assert outcome["committed"] + outcome["rejected"] == len(work), "every transfer ended"
+    return {**outcome, "applied": outcome["committed"]}
+
+
+APPROACHES: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
+    "serial": _serial,
+    "spark": _spark,
+    "pipeline": _pipeline,
+    "postgres": _postgres,
+    "seed": _seed,
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("approach", choices=sorted(APPROACHES))
+    parser.add_argument("--workload", default="uniform")
+    parser.add_argument("--size", type=int, default=10_000)
+    parser.add_argument("--accounts", type=int, default=1_000_000)
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--database-url")
+    parser.add_argument("--data-dir")
+    parser.add_argument("--batch-events", type=int, default=100_000)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    with PeakMemory() as memory:
+        result = APPROACHES[args.approach](args)
+    size = args.accounts if args.approach == "seed" else args.size
+    result.update(
+        approach=args.approach,
+        workload=args.workload,
+        size=size,
+        tps=size / result["seconds"],
+        peak_mb=memory.peak / 2**20,
+    )
+    Path(args.out).write_text(json.dumps(result, indent=2, default=str))
+
+
+if __name__ == "__main__":
+    main()

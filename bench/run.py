@@ -1,0 +1,294 @@
+"""The benchmark: four ways to execute the same bank transfers, measured side by side.
+
+    bash bench/run.sh [--sizes 10000,100000,1000000] [--workloads uniform,zipf,fee]
+                      [--accounts 1000000] [--batch-events 100000] [--skip postgres-1]
+
+For every workload (`bench/workloads.py`) and size, on the same generated events:
+
+1. `serial`: the serial reference runner;
+2. `spark`: `run_spark` in memory (no PostgreSQL), on `local[1]` and `local[2]`;
+3. `pipeline`: the whole pipeline, event files in, committed and audited in PostgreSQL, on
+   `local[1]` and `local[2]`;
+4. `postgres`: PostgreSQL alone, the same transfers as SERIALIZABLE transactions from 1 and
+   from 8 client threads.
+
+Every measurement runs in a process of its own (`bench/measure.py`) and reports its seconds,
+transactions per second and peak memory (its whole process tree). The pipeline and PostgreSQL
+alone start from a copy (`CREATE DATABASE ... TEMPLATE`) of one seeded database, in which the
+pipeline itself committed the opening deposit of every account. PostgreSQL is the server of
+`LEDGER_DATABASE_URL`, or the embedded one.
+
+Results go to `bench/results/<time>.json` and `.md`: throughput and memory per approach, the
+ratios between them, local[2] over local[1], and what the hot fee account costs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from psycopg2 import sql
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from sqlalchemy import create_engine, make_url
+
+from bench.workloads import WORKLOADS
+from ledger_engine.config import PROJECT_ROOT
+from ledger_engine.store.database import connect
+from ledger_engine.store.embedded import start_embedded, to_sqlalchemy_url
+from ledger_engine.store.migrations import migrate
+
+RESULTS = PROJECT_ROOT / "bench" / "results"
+SEED_DB = "ledger_bench_seed"
+RUN_DB = "ledger_bench_run"
+console = Console()
+
+# (name, approach, options): the columns of the benchmark.
+VARIANTS: list[tuple[str, str, dict[str, str]]] = [
+    ("serial", "serial", {}),
+    ("spark-1", "spark", {"--master": "local[1]"}),
+    ("spark-2", "spark", {"--master": "local[2]"}),
+    ("pipeline-1", "pipeline", {"--master": "local[1]"}),
+    ("pipeline-2", "pipeline", {"--master": "local[2]"}),
+    ("postgres-1", "postgres", {"--clients": "1"}),
+    ("postgres-8", "postgres", {"--clients": "8"}),
+]
+
+
+def server_url(work: Path) -> str:
+    """SQLAlchemy URL of the server's maintenance database."""
+    external = os.environ.get("LEDGER_DATABASE_URL")
+    if external:
+        return to_sqlalchemy_url(external)
+    return start_embedded(work / "pgdata", keep_running=True)
+
+
+def admin(server: str, statement: sql.Composable) -> None:
+    engine = create_engine(server, isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect() as conn:
+            conn.connection.cursor().execute(statement)
+    finally:
+        engine.dispose()
+
+
+def database(server: str, name: str, template: str | None = None) -> str:
+    """A fresh database (dropped first if it exists), copied from `template` if given."""
+    admin(server, sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+    create = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
+    if template:
+        create = create + sql.SQL(" TEMPLATE {}").format(sql.Identifier(template))
+    admin(server, create)
+    return make_url(server).set(database=name).render_as_string(hide_password=False)
+
+
+def measure(approach: str, options: dict[str, str], work: Path) -> dict[str, Any]:
+    out = work / "result.json"
+    out.unlink(missing_ok=True)
+    command = [sys.executable, "-m", "bench.measure", approach, "--out", str(out)]
+    for flag, value in options.items():
+        command += [flag, value]
+    log = work / "measure.log"
+    with open(log, "ab") as handle:
+        done = subprocess.run(command, cwd=PROJECT_ROOT, stdout=handle, stderr=subprocess.STDOUT)
+    if done.returncode != 0:
+        raise RuntimeError(f"{approach} {options} failed; see {log}")
+    return json.loads(out.read_text())
+
+
+def seed(server: str, args: argparse.Namespace, work: Path) -> tuple[str, Path]:
+    """The seed database and the data folder (checkpoint) of the pipeline that filled it."""
+    url = database(server, SEED_DB)
+    engine = connect(url)
+    migrate(engine)
+    engine.dispose()
+    data = work / "seed-data"
+    shutil.rmtree(data, ignore_errors=True)
+    result = measure(
+        "seed",
+        {
+            "--accounts": str(args.accounts),
+            "--database-url": url,
+            "--data-dir": str(data),
+            "--batch-events": str(args.batch_events),
+            "--master": "local[2]",
+        },
+        work,
+    )
+    console.print(
+        f"seeded {args.accounts:,} accounts through the pipeline in {result['seconds']:.1f} s"
+    )
+    shutil.copytree(data / "checkpoint", work / "seed-checkpoint")
+    return url, data
+
+
+def run_variant(
+    name: str,
+    approach: str,
+    options: dict[str, str],
+    args: argparse.Namespace,
+    workload: str,
+    size: int,
+    server: str,
+    seed_data: Path,
+    work: Path,
+) -> dict[str, Any]:
+    common = {"--workload": workload, "--size": str(size), "--accounts": str(args.accounts)}
+    if approach in ("pipeline", "postgres"):
+        common["--database-url"] = database(server, RUN_DB, SEED_DB)
+    if approach == "pipeline":
+        # The run continues the seed's streaming query (so its batch ids follow the seed's),
+        # in the seed's own folder: a checkpoint names its inbox by absolute path.
+        shutil.rmtree(seed_data / "checkpoint")
+        shutil.copytree(work / "seed-checkpoint", seed_data / "checkpoint")
+        for landed in (seed_data / "inbox").glob("run-*.jsonl"):
+            landed.unlink()
+        common["--data-dir"] = str(seed_data)
+        common["--batch-events"] = str(args.batch_events)
+    result = measure(approach, {**common, **options}, work)
+    result["variant"] = name
+    return result
+
+
+def ratios(rows: dict[tuple[str, int], dict[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The comparisons the issue asks for, per workload and size."""
+    out = []
+    for (workload, size), by_variant in rows.items():
+        tps = {name: r["tps"] for name, r in by_variant.items()}
+
+        def ratio(a: str, b: str, tps: dict[str, float] = tps) -> float | None:
+            return tps[a] / tps[b] if a in tps and b in tps else None
+
+        entry = {
+            "workload": workload,
+            "size": size,
+            "pipeline-2 / postgres-8": ratio("pipeline-2", "postgres-8"),
+            "spark-2 / serial": ratio("spark-2", "serial"),
+            "spark-2 / spark-1": ratio("spark-2", "spark-1"),
+            "pipeline-2 / pipeline-1": ratio("pipeline-2", "pipeline-1"),
+            "postgres-8 / postgres-1": ratio("postgres-8", "postgres-1"),
+        }
+        uniform = rows.get(("uniform", size))
+        if workload == "fee" and uniform:
+            for name in tps:
+                if name in uniform:
+                    entry[f"fee cost {name}"] = 1 - tps[name] / uniform[name]["tps"]
+        out.append(entry)
+    return out
+
+
+def markdown(results: list[dict[str, Any]], comparisons: list[dict[str, Any]], meta: dict) -> str:
+    names = [name for name, _, _ in VARIANTS if any(r["variant"] == name for r in results)]
+    lines = [
+        f"# Benchmark {meta['stamp']}",
+        "",
+        f"{meta['accounts']:,} accounts; PostgreSQL: {meta['postgres']}; machine: "
+        f"{meta['cpus']} CPUs. Throughput in transactions per second (peak memory in MB).",
+        "",
+        "| workload | events | " + " | ".join(names) + " |",
+        "| --- | ---: | " + " | ".join("---:" for _ in names) + " |",
+    ]
+    keys = sorted({(r["workload"], r["size"]) for r in results}, key=lambda k: (k[1], k[0]))
+    for workload, size in keys:
+        cells = []
+        for name in names:
+            found = [
+                r
+                for r in results
+                if (r["workload"], r["size"], r["variant"]) == (workload, size, name)
+            ]
+            cells.append(f"{found[0]['tps']:,.0f} ({found[0]['peak_mb']:,.0f})" if found else "")
+        lines.append(f"| {workload} | {size:,} | " + " | ".join(cells) + " |")
+    lines += ["", "## Ratios", ""]
+    columns = sorted({k for c in comparisons for k in c if k not in ("workload", "size")})
+    lines.append("| workload | events | " + " | ".join(columns) + " |")
+    lines.append("| --- | ---: | " + " | ".join("---:" for _ in columns) + " |")
+    for c in comparisons:
+        cells = [
+            ""
+            if c.get(k) is None
+            else (f"{c[k]:.1%}" if k.startswith("fee cost") else f"{c[k]:.2f}")
+            for k in columns
+        ]
+        lines.append(f"| {c['workload']} | {c['size']:,} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sizes", default="10000,100000,1000000")
+    parser.add_argument("--workloads", default=",".join(WORKLOADS))
+    parser.add_argument("--accounts", type=int, default=1_000_000)
+    parser.add_argument("--batch-events", type=int, default=100_000)
+    parser.add_argument("--skip", default="", help="variants to leave out, e.g. postgres-1")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    workloads = args.workloads.split(",")
+    skip = set(filter(None, args.skip.split(",")))
+    variants = [v for v in VARIANTS if v[0] not in skip]
+    work = Path(tempfile.mkdtemp(prefix="ledger-bench-"))
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    server = server_url(work)
+    meta = {
+        "stamp": stamp,
+        "accounts": args.accounts,
+        "postgres": "LEDGER_DATABASE_URL" if os.environ.get("LEDGER_DATABASE_URL") else "embedded",
+        "cpus": os.cpu_count(),
+        "batch_events": args.batch_events,
+    }
+    results: list[dict[str, Any]] = []
+    rows: dict[tuple[str, int], dict[str, dict[str, Any]]] = {}
+    started = time.perf_counter()
+    try:
+        _, seed_data = seed(server, args, work)
+        with Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+        ) as progress:
+            task = progress.add_task("measuring", total=len(sizes) * len(workloads) * len(variants))
+            for size in sizes:
+                for workload in workloads:
+                    for name, approach, options in variants:
+                        progress.update(task, description=f"{workload} {size:,}: {name}")
+                        result = run_variant(
+                            name, approach, options, args, workload, size, server, seed_data, work
+                        )
+                        results.append(result)
+                        rows.setdefault((workload, size), {})[name] = result
+                        progress.console.print(
+                            f"{workload:>8} {size:>9,} {name:<11} {result['tps']:>10,.0f} tx/s"
+                            f"  {result['seconds']:8.1f} s  {result['peak_mb']:7,.0f} MB"
+                        )
+                        progress.advance(task)
+    finally:
+        admin(
+            server,
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(RUN_DB)),
+        )
+    comparisons = ratios(rows)
+    meta["wall_seconds"] = time.perf_counter() - started
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    document = {"meta": meta, "results": results, "ratios": comparisons}
+    (RESULTS / f"{stamp}.json").write_text(json.dumps(document, indent=2, default=str))
+    text = markdown(results, comparisons, meta)
+    (RESULTS / f"{stamp}.md").write_text(text)
+    console.print(text)
+    console.print(f"results: {RESULTS / (stamp + '.json')} and .md")
+
+
+if __name__ == "__main__":
+    main()

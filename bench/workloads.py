@@ -1,0 +1,100 @@
+"""The benchmark's workloads: bank transfers over a million accounts, generated with NumPy.
+
+- `uniform`: source and target accounts uniform over all accounts;
+- `zipf`: sources Zipf-skewed (theta 0.99: a few accounts send most transfers), targets
+  uniform;
+- `fee`: uniform, and every transfer also pays a fee into one fee account (`fee_transfers`).
+
+Every account starts with `OPENING_BALANCE` and its asset entry with `OPENING_ASSETS`, enough
+that transfers rarely bounce, so that every approach does the same work: four row updates per
+transfer (five with the fee).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from ledger_engine.apps.bank_events import account_id, asset_id
+from ledger_engine.model import Event
+
+WORKLOADS = ("uniform", "zipf", "fee")
+FEE_ACCOUNT = "acct-fees"
+OPENING_BALANCE = 1_000_000_000
+OPENING_ASSETS = 10_000_000
+ZIPF_THETA = 0.99
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """One transfer as plain values (what each approach turns into its own input)."""
+
+    request_id: str
+    source: int
+    target: int
+    amount: int
+    asset_amount: int
+    fee: int | None
+
+    def event(self) -> Event:
+        payload = {
+            "source_account_id": account_id(self.source),
+            "target_account_id": account_id(self.target),
+            "source_asset_id": asset_id(self.source),
+            "target_asset_id": asset_id(self.target),
+            "amount": self.amount,
+            "asset_amount": self.asset_amount,
+        }
+        if self.fee is None:
+            return Event("transfers", self.request_id, payload)
+        payload["fee"] = self.fee
+        payload["fee_account_id"] = FEE_ACCOUNT
+        return Event("fee_transfers", self.request_id, payload)
+
+
+def transfers(workload: str, count: int, accounts: int, seed: int = 1) -> list[Transfer]:
+    """`count` transfers of `workload` over `accounts` accounts (deterministic)."""
+    assert workload in WORKLOADS, workload
+    rng = np.random.default_rng(seed)
+    if workload == "zipf":
+        weights = 1.0 / np.arange(1, accounts + 1) ** ZIPF_THETA
+        sources = rng.choice(accounts, size=count, p=weights / weights.sum())
+    else:
+        sources = rng.integers(0, accounts, size=count)
+    targets = rng.integers(0, accounts, size=count)
+    amounts = rng.integers(1, 10_000, size=count)
+    asset_amounts = rng.integers(1, 10, size=count)
+    fees = rng.integers(1, 100, size=count) if workload == "fee" else None
+    return [
+        Transfer(
+            f"{workload}-{seed}-{i}",
+            int(sources[i]),
+            int(targets[i]),
+            int(amounts[i]),
+            int(asset_amounts[i]),
+            None if fees is None else int(fees[i]),
+        )
+        for i in range(count)
+    ]
+
+
+def opening_state(accounts: int) -> dict[str, dict[str, int]]:
+    """The state every approach starts from."""
+    return {
+        "accounts": {account_id(i): OPENING_BALANCE for i in range(accounts)},
+        "asset_ledger": {asset_id(i): OPENING_ASSETS for i in range(accounts)},
+    }
+
+
+def opening_deposits(accounts: int) -> Iterator[Event]:
+    """Deposits that build `opening_state` through the pipeline."""
+    for i in range(accounts):
+        payload = {
+            "account_id": account_id(i),
+            "asset_id": asset_id(i),
+            "amount": OPENING_BALANCE,
+            "asset_amount": OPENING_ASSETS,
+        }
+        yield Event("deposits", f"open-{i}", payload)
