@@ -27,7 +27,7 @@ from ledger_engine.audit.merkle import MODULUS
 from ledger_engine.config import Settings
 from ledger_engine.ingest import nonblank_lines
 from ledger_engine.model import APPLIED, DUPLICATE, REJECTED
-from ledger_engine.spark.admission import RUNS, screen_files_task
+from ledger_engine.spark.admission import screen_files_task
 from ledger_engine.spark.batch import BatchExecutor, BatchRun, ExecutionOptions
 from ledger_engine.spark.codec import OUTPUT, SCREENED, SUMMARY, spark_ddl
 from ledger_engine.spark.postgres import PostgresSink, PostgresSources
@@ -186,23 +186,16 @@ class BatchProcessor:
             sources = PostgresSources(self.dsn, batch_id, self.executor.bins)
             sink = PostgresSink(self.dsn, batch_id, self.ledger)
             run = self.executor.execute(screened, sources, sink, on_replan=self._clear_staging)
-            ended = (
-                run.admitted.where(F.col("status") != RUNS)
-                .select(
-                    "position",
-                    "event",
-                    "source_file",
-                    "line_number",
-                    "raw",
-                    "request_id",
-                    "fingerprint",
-                    "status",
-                    "reason",
-                    "detail",
-                    "duplicate_kind",
-                )
-                .mapInArrow(sink.admission_task(), spark_ddl(OUTPUT))
-            )
+            ended = run.ended(
+                "event",
+                "source_file",
+                "line_number",
+                "raw",
+                "request_id",
+                "fingerprint",
+                "reason",
+                "detail",
+            ).mapInArrow(sink.admission_task(), spark_ddl(OUTPUT))
             reports = [_summaries(frame) for frame in (*run.outputs, run.settled)]
             reports.append(_summaries(ended))
             staged, deltas = _totals(reports)

@@ -180,12 +180,17 @@ def screened_ddl() -> str:
     return spark_ddl(SCREENED)
 
 
-def admit(screened: DataFrame, known: DataFrame) -> DataFrame:
-    """`screened` with each event's `status` (RUNS, REJECTED, DUPLICATE) and, for duplicates,
-    `duplicate_kind`. `known` holds (request_id, known_fingerprint) of ids executed earlier."""
+def verdicts(screened: DataFrame, known: DataFrame) -> DataFrame:
+    """(position, status, duplicate_kind) of every event: `status` is RUNS, REJECTED or
+    DUPLICATE; `known` holds (request_id, known_fingerprint) of ids executed earlier.
+
+    Only these narrow columns are shuffled (by request id); the screened events themselves
+    never move for admission.
+    """
     by_id = Window.partitionBy("request_id").orderBy("position")
     ranked = (
-        screened.withColumn("first_fingerprint", F.first("fingerprint").over(by_id))
+        screened.select("position", "request_id", "fingerprint", "runs")
+        .withColumn("first_fingerprint", F.first("fingerprint").over(by_id))
         .withColumn("rank", F.row_number().over(by_id))
         .join(known, "request_id", "left")
     )
@@ -204,8 +209,4 @@ def admit(screened: DataFrame, known: DataFrame) -> DataFrame:
             F.lit(EXISTS_WITH_DIFFERENT_PAYLOAD)
         ),
     )
-    return (
-        ranked.withColumn("status", status)
-        .withColumn("duplicate_kind", kind)
-        .drop("first_fingerprint", "rank", "known_fingerprint")
-    )
+    return ranked.select("position", status.alias("status"), kind.alias("duplicate_kind"))

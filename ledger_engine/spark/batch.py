@@ -23,7 +23,7 @@ from pyspark.sql import functions as F
 
 from ledger_engine.api import StreamingLedger
 from ledger_engine.schedule import Accesses, Schedule, plan, row_id
-from ledger_engine.spark.admission import RUNS, admit
+from ledger_engine.spark.admission import RUNS, verdicts
 from ledger_engine.spark.codec import (
     NEED,
     NET,
@@ -87,7 +87,8 @@ class ExecutionOptions:
 class BatchRun:
     """A batch that ran: its DataFrames (persisted) and what the driver learnt."""
 
-    admitted: DataFrame
+    screened: DataFrame  # every event, screened (`codec.SCREENED`)
+    verdicts: DataFrame  # (position, status, duplicate_kind) of every event
     outputs: list[DataFrame]
     settled: DataFrame
     schedule: Schedule
@@ -97,8 +98,14 @@ class BatchRun:
     profile: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def release(self) -> None:
-        for frame in (self.admitted, *self.outputs, self.settled):
+        for frame in (self.screened, self.verdicts, *self.outputs, self.settled):
             frame.unpersist()
+
+    def ended(self, *columns: str) -> DataFrame:
+        """The events admission ended (rejected or duplicates): their `status`,
+        `duplicate_kind` and the given columns of the screened event."""
+        ended = self.verdicts.where(F.col("status") != RUNS)
+        return ended.join(self.screened.select("position", *columns), "position")
 
 
 class BatchExecutor:
@@ -135,10 +142,11 @@ class BatchExecutor:
         """
         seconds: dict[str, float] = {}
         clock = time.perf_counter()
+        screened = screened.persist()
         request_ids = screened.where(F.col("request_id").isNotNull()).select("request_id")
-        admitted = admit(screened, sources.known(self.spark, request_ids.distinct())).persist()
-        runnable = admitted.where(F.col("status") == RUNS)
-        positions, accesses = self._accesses(runnable)
+        known = sources.known(self.spark, request_ids.distinct())
+        decided = verdicts(screened, known).persist()
+        positions, accesses = self._accesses(screened, decided)
         seconds["admit"] = time.perf_counter() - clock
 
         forced: frozenset[int] = frozenset()
@@ -150,7 +158,7 @@ class BatchExecutor:
             )
             seconds["plan"] = seconds.get("plan", 0.0) + time.perf_counter() - clock
             clock = time.perf_counter()
-            outputs, settled = self._run(runnable, positions, schedule, sources, sink, seconds)
+            outputs, settled = self._run(screened, positions, schedule, sources, sink, seconds)
             overflowed = settled.where(F.col("tag") == OVERFLOW).select("table", "key").collect()
             seconds["execute"] = seconds.get("execute", 0.0) + time.perf_counter() - clock
             if not overflowed:
@@ -163,14 +171,26 @@ class BatchExecutor:
             if on_replan is not None:
                 on_replan()
         return BatchRun(
-            admitted, outputs, settled, schedule, len(positions), replans, seconds, self.profile
+            screened,
+            decided,
+            outputs,
+            settled,
+            schedule,
+            len(positions),
+            replans,
+            seconds,
+            self.profile,
         )
 
-    def _accesses(self, runnable: DataFrame) -> tuple[np.ndarray, Accesses]:
+    def _accesses(self, screened: DataFrame, decided: DataFrame) -> tuple[np.ndarray, Accesses]:
         """The runnable events' positions (sorted) and their accesses, on the driver."""
-        table = runnable.select("position", "acc_row", "acc_flags").toArrow()
+        runs = decided.where(F.col("status") == RUNS).select("position").toArrow()
+        positions = np.sort(runs.column("position").to_numpy())
+        table = screened.where(F.col("runs")).select("position", "acc_row", "acc_flags").toArrow()
         table = table.sort_by("position")
-        positions = table.column("position").to_numpy()
+        keep = np.isin(table.column("position").to_numpy(), positions)
+        table = table.filter(pa.array(keep))  # a duplicate passed screening but does not run
+        assert np.array_equal(table.column("position").to_numpy(), positions)
         rows = table.column("acc_row").combine_chunks()
         lengths = pa.compute.list_value_length(rows).to_numpy(zero_copy_only=False)
         txn = np.repeat(np.arange(len(positions), dtype=np.int64), lengths)
@@ -184,7 +204,7 @@ class BatchExecutor:
 
     def _run(
         self,
-        runnable: DataFrame,
+        screened: DataFrame,
         positions: np.ndarray,
         schedule: Schedule,
         sources: Sources,
@@ -205,7 +225,8 @@ class BatchExecutor:
         needs = written = None
         if carry:
             needs = (
-                runnable.select("position", "acc_table", "acc_key", "acc_row")
+                screened.where(F.col("runs"))
+                .select("position", "acc_table", "acc_key", "acc_row")
                 .mapInArrow(needs_task(placement), spark_ddl(NEED))
                 .persist()
             )
@@ -213,7 +234,7 @@ class BatchExecutor:
         profiles: list[bytes] = []
         for round_ in range(schedule.rounds):
             clock = time.perf_counter()
-            work = round_events(runnable, placement, round_)
+            work = round_events(screened, placement, round_)
             if needs is not None and written is not None:
                 work = work.unionByName(
                     carried_rows(needs, written, placement, round_), allowMissingColumns=True

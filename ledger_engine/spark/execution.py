@@ -75,10 +75,13 @@ class Placement:
     deferred_bindings: np.ndarray
     routes: tuple[int, ...]
 
-    def locate(self, positions: np.ndarray) -> np.ndarray:
-        index = np.searchsorted(self.positions, positions)
-        assert np.array_equal(self.positions[index], positions), "an event was not planned"
-        return index
+    def locate(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Which of `positions` are planned, and their index in the plan."""
+        if len(self.positions) == 0:
+            return np.zeros(len(positions), dtype=bool), np.zeros(0, dtype=np.int64)
+        index = np.minimum(np.searchsorted(self.positions, positions), len(self.positions) - 1)
+        planned = self.positions[index] == positions
+        return planned, index[planned]
 
 
 class RowSource(Protocol):
@@ -131,20 +134,21 @@ class Sink(Protocol):
 # -- the round's events, routed to their bins --------------------------------------------------
 
 
-def round_events(runnable: DataFrame, placement: Broadcast, round_: int) -> DataFrame:
-    """The runnable events of `round_` as WORK records of kind EVENT, with bin, route and
+def round_events(screened: DataFrame, placement: Broadcast, round_: int) -> DataFrame:
+    """The planned events of `round_` as WORK records of kind EVENT, with bin, route and
     deferred-bindings mask."""
 
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         plan: Placement = placement.value
         routes = np.array(plan.routes, dtype=np.int64)
         for batch in batches:
-            index = plan.locate(batch.column("position").to_numpy())
-            mine = plan.round[index] == round_
+            planned, index = plan.locate(batch.column("position").to_numpy())
+            mine = planned.copy()
+            mine[planned] = plan.round[index] == round_
             if not mine.any():
                 continue
             batch = batch.filter(pa.array(mine))
-            index = index[mine]
+            index = index[plan.round[index] == round_]
             bins = plan.bin[index]
             yield batch_of(
                 WORK,
@@ -157,7 +161,8 @@ def round_events(runnable: DataFrame, placement: Broadcast, round_: int) -> Data
                 },
             )
 
-    return runnable.select(*_EVENT_COLUMNS).mapInArrow(task, spark_ddl(WORK))
+    planned = screened.where(F.col("runs")).select(*_EVENT_COLUMNS)
+    return planned.mapInArrow(task, spark_ddl(WORK))
 
 
 _EVENT_COLUMNS = ["position", "event", "source_file", "line_number", "raw", "fingerprint"]
@@ -170,7 +175,8 @@ def needs_task(placement: Broadcast) -> Task:
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         plan: Placement = placement.value
         for batch in batches:
-            index = plan.locate(batch.column("position").to_numpy())
+            planned, index = plan.locate(batch.column("position").to_numpy())
+            batch = batch.filter(pa.array(planned))
             lengths = pa.compute.list_value_length(batch.column("acc_row")).to_numpy(
                 zero_copy_only=False
             )

@@ -26,7 +26,7 @@ from ledger_engine.gc_pause import gc_paused
 from ledger_engine.model import DUPLICATE, REJECTED, Change, Duplicate, Event, Rejection, RunResult
 from ledger_engine.partition import Executed, NetChange, RowKey
 from ledger_engine.serial import initial_state
-from ledger_engine.spark.admission import RUNS, screen_chunks_task
+from ledger_engine.spark.admission import screen_chunks_task
 from ledger_engine.spark.batch import BatchExecutor, BatchRun, ExecutionOptions
 from ledger_engine.spark.codec import (
     OUTCOMES,
@@ -164,12 +164,10 @@ def run_spark(
 
 def _collect(batch: Sequence[Event], start: Any, run: BatchRun) -> RunResult:
     verdicts: list[Rejection | Duplicate | None] = [None] * len(batch)
-    ended = (
-        run.admitted.where(F.col("status") != RUNS)
-        .select("position", "status", "reason", "detail", "duplicate_kind")
-        .toArrow()
-        .to_pydict()
+    ended = run.ended("reason", "detail").select(
+        "position", "status", "reason", "detail", "duplicate_kind"
     )
+    ended = ended.toArrow().to_pydict()
     packed: dict[int, tuple] = {}
     settled: dict[tuple[int, int], Change] = {}
     outcome_blobs = [

@@ -139,6 +139,10 @@ def _check_staging(conn: Connection, batch: StagedBatch) -> None:
     """The staging holds exactly what the tasks reported, and every line once."""
     cursor = conn.connection.cursor()
     for name in STAGE_COLUMNS:
+        # Fresh statistics: without them the planner takes a just-filled staging table for
+        # empty and picks nested loops that take minutes instead of hash joins.
+        cursor.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(name)))
+    for name in STAGE_COLUMNS:
         cursor.execute(
             sql.SQL("SELECT count(*) FROM {} WHERE batch_id = %s").format(sql.Identifier(name)),
             (batch.batch_id,),
@@ -169,6 +173,35 @@ def _check_staging(conn: Connection, batch: StagedBatch) -> None:
     twice = cursor.fetchone()
     if twice is not None:
         raise CommitRefused(f"batch {batch.batch_id}: row {twice} written by two tasks")
+    for what, query, table, outcomes in _BELONGS:
+        cursor.execute(query.format(sql.Identifier(table)), (batch.batch_id, outcomes))
+        stray = cursor.fetchone()[0]
+        if stray:
+            raise CommitRefused(f"batch {batch.batch_id}: {stray} staged {what} out of place")
+
+
+# Rows that do not belong where they are, counted set-based in place of foreign keys (see
+# sql/0005): (staging table, outcomes its rows' events must have, or the outcome whose every
+# event must have a row in it).
+_ORPHANS = sql.SQL(
+    "SELECT count(*) FROM {} x WHERE x.batch_id = %s AND NOT EXISTS ("
+    " SELECT 1 FROM ledger_stage_events e WHERE e.batch_id = x.batch_id"
+    " AND e.position = x.position AND e.outcome = ANY(%s))"
+)
+_MISSING = sql.SQL(
+    "SELECT count(*) FROM ledger_stage_events e WHERE e.batch_id = %s AND e.outcome = %s"
+    " AND NOT EXISTS (SELECT 1 FROM {} x WHERE x.batch_id = e.batch_id"
+    " AND x.position = e.position)"
+)
+_BELONGS = [
+    ("changes", _ORPHANS, "ledger_stage_change_log", [APPLIED]),
+    ("results", _ORPHANS, "ledger_stage_results", [APPLIED]),
+    ("rejections", _ORPHANS, "ledger_stage_rejections", [REJECTED]),
+    ("duplicates", _ORPHANS, "ledger_stage_duplicates", [DUPLICATE]),
+    ("request ids", _ORPHANS, "ledger_stage_requests", [APPLIED, REJECTED]),
+    ("rejected events without their rejection", _MISSING, "ledger_stage_rejections", REJECTED),
+    ("duplicate events without their duplicate", _MISSING, "ledger_stage_duplicates", DUPLICATE),
+]
 
 
 # Per key type, how a staged text key becomes the table's key; per value type, how a staged
