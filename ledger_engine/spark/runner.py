@@ -45,9 +45,18 @@ CHUNK = 5_000  # events per pickled chunk shipped from the driver
 
 class CollectSink:
     """Sends outcomes back to the driver as pickles of packed tuples
-    (`ledger_engine.assembly`)."""
+    (`ledger_engine.assembly`); a settling task sends all its changes at its end."""
 
     wants_nets = False
+
+    def __init__(self) -> None:
+        self._settled: list[tuple] = []
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__()  # type: ignore[misc]
 
     def executed(
         self, round_: int, items: list[Executed], lines: dict[int, EventLine]
@@ -61,7 +70,7 @@ class CollectSink:
     def settled(
         self, items: list[Settled], nets: dict[RowKey, NetChange]
     ) -> Iterator[pa.RecordBatch]:
-        packed = [
+        self._settled.extend(
             (
                 s.position,
                 s.seq,
@@ -72,11 +81,14 @@ class CollectSink:
                 s.change.after,
             )
             for s in items
-        ]
-        yield batch_of(OUTPUT, {"tag": [SETTLED], "blob": [pickle.dumps(packed, PICKLE)]})
+        )
+        return iter(())
 
     def settle_done(self) -> Iterator[pa.RecordBatch]:
-        return iter(())
+        if self._settled:
+            blob = pickle.dumps(self._settled, PICKLE)
+            self._settled = []
+            yield batch_of(OUTPUT, {"tag": [SETTLED], "blob": [blob]})
 
 
 @dataclass(frozen=True)
