@@ -28,7 +28,6 @@ from ledger_engine.model import (
     RunResult,
 )
 from ledger_engine.partition import Executed
-from ledger_engine.transaction import Applied, PendingAdd
 
 Packed = tuple
 
@@ -45,15 +44,6 @@ def pack(item: Executed) -> Packed:
         for c in outcome.changes
     )
     return (item.position, changes, tuple(r.payload for r in outcome.results))
-
-
-def unpack(packed: Packed, event: Event) -> Applied | Rejection:
-    """The outcome of a packed transaction (pending adds stay `PendingAdd`)."""
-    rid = event.request_id
-    if isinstance(packed[1], str):
-        return Rejection(event.stream, rid, packed[1], packed[2])
-    changes = tuple(Change(rid, *c) if len(c) == 4 else PendingAdd(rid, *c[:5]) for c in packed[1])
-    return Applied(changes, tuple(Result(event.stream, rid, p) for p in packed[2]))
 
 
 def assemble(

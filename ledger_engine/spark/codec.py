@@ -64,8 +64,6 @@ NEED = pa.schema(
     ]
 )
 
-VALUE = pa.schema([("table", pa.int16()), ("key", pa.string()), *ROW_VALUE])
-
 # What an executing task receives: events (kind 1) and rows written by earlier rounds (kind 0).
 WORK = pa.schema(
     [

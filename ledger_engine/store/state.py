@@ -1,4 +1,4 @@
-"""Reading ledger tables and executed request ids from PostgreSQL.
+"""The ledger's tables in PostgreSQL: checking their schema, reading whole snapshots.
 
 Each declared table `t` is stored as a PostgreSQL table `t (key, value)`: `key` is `text` or
 `bigint`, `value` is `bigint`, `text` or `jsonb` by the declared types. Table names are

@@ -57,6 +57,15 @@ class Workload:
     events: list[Event]
 
 
+def known_after(events: list[Event]) -> dict[str, str]:
+    """The request ids a committed run of `events` leaves known, with their fingerprints."""
+    known: dict[str, str] = {}
+    for event in events:
+        if isinstance(event.request_id, str) and event.request_id:
+            known.setdefault(event.request_id, event.fingerprint())
+    return known
+
+
 # -- the transaction function ------------------------------------------------------------------
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from generated_apps import Workload, build_ledger, workloads
+from generated_apps import Workload, build_ledger, known_after, workloads
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,14 +25,6 @@ MANY = settings(max_examples=300, deadline=None)
 BINS = st.sampled_from([1, 2, 3, 4])
 ROUND_COSTS = st.sampled_from([0, 1, 4, 10**9])
 ROUNDS = st.sampled_from([None, None, 2, 3, 7])
-
-
-def known_after(events: list[Event]) -> dict[str, str]:
-    known: dict[str, str] = {}
-    for event in events:
-        if isinstance(event.request_id, str) and event.request_id:
-            known.setdefault(event.request_id, event.fingerprint())
-    return known
 
 
 @MANY

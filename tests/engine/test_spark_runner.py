@@ -10,12 +10,12 @@ cannot import, so it is pickled by value.
 from __future__ import annotations
 
 import generated_apps
-from generated_apps import Workload, workloads
+from generated_apps import Workload, known_after, workloads
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark import cloudpickle
 
-from ledger_engine import Event, run_serial, run_spark
+from ledger_engine import run_serial, run_spark
 from ledger_engine.apps.bank import build_ledger
 from ledger_engine.apps.bank_events import generate_events
 from ledger_engine.spark.batch import ExecutionOptions
@@ -32,14 +32,6 @@ OPTIONS = st.builds(
     round_cost=st.just(0),
     rounds=st.sampled_from([None, 2, 3]),
 )
-
-
-def known_after(events: list[Event]) -> dict[str, str]:
-    known: dict[str, str] = {}
-    for event in events:
-        if isinstance(event.request_id, str) and event.request_id:
-            known.setdefault(event.request_id, event.fingerprint())
-    return known
 
 
 def test_a_generated_bank_workload_gives_the_serial_result(spark) -> None:
