@@ -10,11 +10,12 @@ import os
 import warnings
 from pathlib import Path
 
-import pgserver
-
-# pgserver asks platformdirs for a runtime folder, which headless machines lack; the fallback it
-# then warns about (a folder under /tmp) is fine and the warning is only noise in the CLI.
+# pgserver asks platformdirs for a runtime folder (on import and when it starts a server),
+# which headless machines lack; the fallback it then warns about (a folder under /tmp) is fine
+# and the warning is only noise in the CLI.
 warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
+
+import pgserver  # noqa: E402 - after the warning filter
 
 
 def start_embedded(pgdata: Path, *, keep_running: bool) -> str:
