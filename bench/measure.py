@@ -167,8 +167,35 @@ def _pipeline(args: argparse.Namespace) -> dict[str, Any]:
             }
             for b in report.batches
         ],
+        "driver_seconds": _summed(b.seconds for b in report.batches),
+        "tasks": _merged_tasks(b.tasks for b in report.batches),
         "report": str(page),
     }
+
+
+def _summed(dicts) -> dict[str, float]:
+    total: dict[str, float] = {}
+    for d in dicts:
+        for key, value in d.items():
+            total[key] = total.get(key, 0.0) + value
+    return total
+
+
+def _merged_tasks(profiles) -> dict[str, Any]:
+    """Task profiles of several batches, stage by stage ("round 0", "settle", ...)."""
+    merged: dict[str, Any] = {}
+    for profile in profiles:
+        for stage, report in profile.items():
+            into = merged.setdefault(
+                stage, {"tasks": 0, "items": 0, "seconds": {}, "cpu": {}, "slowest": 0.0}
+            )
+            into["tasks"] += report["tasks"]
+            into["items"] += report["items"]
+            into["slowest"] += report["slowest"]
+            for kind in ("seconds", "cpu"):
+                for phase, value in report[kind].items():
+                    into[kind][phase] = into[kind].get(phase, 0.0) + value
+    return merged
 
 
 def _postgres(args: argparse.Namespace) -> dict[str, Any]:

@@ -220,6 +220,22 @@ def markdown(results: list[dict[str, Any]], comparisons: list[dict[str, Any]], m
             for k in columns
         ]
         lines.append(f"| {c['workload']} | {c['size']:,} | " + " | ".join(cells) + " |")
+    lines += ["", "## Where the time goes", ""]
+    largest = max((r["size"] for r in results), default=0)
+    for r in results:
+        if r["size"] != largest or r["approach"] not in ("spark", "pipeline"):
+            continue
+        lines.append(f"**{r['workload']} {largest:,} {r['variant']}** ({r['seconds']:.1f} s)")
+        lines.append("")
+        driver = ", ".join(f"{k} {v:.1f} s" for k, v in r.get("driver_seconds", {}).items())
+        lines.append(f"- driver: {driver}")
+        for stage, report in r.get("tasks", {}).items():
+            phases = ", ".join(f"{k} {v:.1f}" for k, v in report["cpu"].items())
+            lines.append(
+                f"- tasks of {stage}: {report['tasks']} tasks, {report['items']:,} items,"
+                f" CPU seconds by phase: {phases}"
+            )
+        lines.append("")
     return "\n".join(lines) + "\n"
 
 

@@ -59,6 +59,9 @@ class BatchSummary:
     commit_seconds: float
     rounds: int = 0
     replans: int = 0
+    # Where the time went: driver steps of execution and commit, and the Spark tasks' profile.
+    seconds: dict[str, float] = field(default_factory=dict)
+    tasks: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -153,6 +156,11 @@ class BatchProcessor:
             commit_seconds=time.perf_counter() - executed,
             rounds=run.schedule.rounds if run is not None else 0,
             replans=run.replans if run is not None else 0,
+            seconds={
+                **{f"execute: {k}": v for k, v in (run.seconds if run else {}).items()},
+                **{f"commit: {k}": v for k, v in report.seconds.items()},
+            },
+            tasks=run.profile if run is not None else {},
         )
 
     def stage(self, batch_id: int, frame: DataFrame) -> tuple[StagedBatch | None, BatchRun | None]:

@@ -16,8 +16,9 @@ error, since it means the streaming checkpoint and the system of record disagree
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from psycopg2 import sql
@@ -60,6 +61,7 @@ class CommitReport:
     batch_hash: str
     merkle_roots: dict[str, str]
     counts: dict[str, int]
+    seconds: dict[str, float] = field(default_factory=dict)  # by step, for profiles
 
 
 # The fields of a batch row that its hash covers; `prev_hash` chains it to the batch before.
@@ -95,6 +97,7 @@ def committed_input(engine: Engine, batch_id: int) -> str | None:
 
 def commit_staged(engine: Engine, ledger: StreamingLedger, batch: StagedBatch) -> CommitReport:
     """Commit a staged batch exactly once (see the module docstring)."""
+    clock = _Clock()
     with engine.begin() as conn:
         conn.execute(text("SELECT pg_advisory_xact_lock(:lock)"), {"lock": _COMMIT_LOCK})
         existing = conn.execute(
@@ -116,13 +119,30 @@ def commit_staged(engine: Engine, ledger: StreamingLedger, batch: StagedBatch) -
             )
         prev_hash = _check_follows_last(conn, batch.batch_id)
         _check_staging(conn, batch)
+        clock.lap("check staging")
         _apply_rows(conn, ledger, batch.batch_id)
+        clock.lap("apply rows")
         _move_log(conn, batch.batch_id)
+        clock.lap("move log")
         roots = _update_merkle(conn, ledger, batch.merkle_deltas)
+        clock.lap("merkle")
         counts = _counts(conn, batch.batch_id)
         batch_hash = _insert_batch_row(conn, batch, counts, roots, prev_hash)
         clear_staging(conn.connection)
-    return CommitReport(batch.batch_id, True, batch_hash, roots, counts)
+        clock.lap("batch row")
+    clock.lap("commit")
+    return CommitReport(batch.batch_id, True, batch_hash, roots, counts, clock.seconds)
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def lap(self, step: str) -> None:
+        now = time.perf_counter()
+        self.seconds[step] = now - self._last
+        self._last = now
 
 
 def _check_follows_last(conn: Connection, batch_id: int) -> str:
