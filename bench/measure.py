@@ -99,10 +99,13 @@ def _spark(args: argparse.Namespace) -> dict[str, Any]:
     finally:
         BatchExecutor.execute = execute  # type: ignore[method-assign]
         spark.stop()
+    if not executor_runs:  # the batch could not be spread: `run_spark` ran it serially
+        return {"seconds": seconds, "applied": result.applied_count, "path": "serial fallback"}
     run = executor_runs[-1]
     return {
         "seconds": seconds,
         "applied": result.applied_count,
+        "path": "spark",
         "rounds": run.schedule.rounds,
         "driver_seconds": run.seconds,
         "tasks": run.profile,

@@ -41,7 +41,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from sqlalchemy import create_engine, make_url
 
-from bench.workloads import WORKLOADS
+from bench.workloads import GIANT_COMPONENT, WORKLOADS
 from ledger_engine.config import PROJECT_ROOT
 from ledger_engine.store.database import connect
 from ledger_engine.store.embedded import start_embedded, to_sqlalchemy_url
@@ -206,8 +206,18 @@ def markdown(results: list[dict[str, Any]], comparisons: list[dict[str, Any]], m
                 for r in results
                 if (r["workload"], r["size"], r["variant"]) == (workload, size, name)
             ]
-            cells.append(f"{found[0]['tps']:,.0f} ({found[0]['peak_mb']:,.0f})" if found else "")
+            if not found:
+                cells.append("")
+                continue
+            mark = " *" if found[0].get("path") == "serial fallback" else ""
+            cells.append(f"{found[0]['tps']:,.0f}{mark} ({found[0]['peak_mb']:,.0f})")
         lines.append(f"| {workload} | {size:,} | " + " | ".join(cells) + " |")
+    if any(r.get("path") == "serial fallback" for r in results):
+        lines += [
+            "",
+            "\\* `run_spark` found that the batch cannot be spread over bins (one conflict"
+            " component) and ran it with the serial runner (`ledger_engine/prospect.py`).",
+        ]
     lines += ["", "## Ratios", ""]
     columns = sorted({k for c in comparisons for k in c if k not in ("workload", "size")})
     lines.append("| workload | events | " + " | ".join(columns) + " |")
@@ -244,13 +254,20 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--sizes", default="10000,100000,1000000")
-    parser.add_argument("--workloads", default=",".join(WORKLOADS))
+    parser.add_argument(
+        "--workloads",
+        default=",".join(WORKLOADS),
+        help=f"of {', '.join(WORKLOADS + GIANT_COMPONENT)}",
+    )
     parser.add_argument("--accounts", type=int, default=1_000_000)
     parser.add_argument("--batch-events", type=int, default=100_000)
     parser.add_argument("--skip", default="", help="variants to leave out, e.g. postgres-1")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     workloads = args.workloads.split(",")
+    unknown = set(workloads) - set(WORKLOADS + GIANT_COMPONENT)
+    if unknown:
+        parser.error(f"unknown workloads: {', '.join(sorted(unknown))}")
     skip = set(filter(None, args.skip.split(",")))
     variants = [v for v in VARIANTS if v[0] not in skip]
     work = Path(tempfile.mkdtemp(prefix="ledger-bench-"))

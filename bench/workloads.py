@@ -5,6 +5,14 @@
   uniform;
 - `fee`: uniform, and every transfer also pays a fee into one fee account (`fee_transfers`).
 
+Two more show what the runner does when a batch forms one giant conflict component (run them
+with `--workloads hot,dense`):
+
+- `hot`: every transfer pays into one account, which it reads (to report its balance) and
+  writes: every transaction of the batch is tied to every other;
+- `dense`: uniform over only `DENSE_ACCOUNTS` accounts, so that any batch of more than a few
+  hundred transfers is one component, and rounds small enough to cut it cost more than they save.
+
 Every account starts with `OPENING_BALANCE` and its asset entry with `OPENING_ASSETS`, enough
 that transfers rarely bounce, so that every approach does the same work: four row updates per
 transfer (five with the fee).
@@ -21,6 +29,8 @@ from ledger_engine.apps.bank_events import account_id, asset_id
 from ledger_engine.model import Event
 
 WORKLOADS = ("uniform", "zipf", "fee")
+GIANT_COMPONENT = ("hot", "dense")
+DENSE_ACCOUNTS = 1_000
 FEE_ACCOUNT = "acct-fees"
 OPENING_BALANCE = 1_000_000_000
 OPENING_ASSETS = 10_000_000
@@ -56,14 +66,18 @@ class Transfer:
 
 def transfers(workload: str, count: int, accounts: int, seed: int = 1) -> list[Transfer]:
     """`count` transfers of `workload` over `accounts` accounts (deterministic)."""
-    assert workload in WORKLOADS, workload
+    assert workload in WORKLOADS + GIANT_COMPONENT, workload
     rng = np.random.default_rng(seed)
+    if workload == "dense":
+        accounts = min(accounts, DENSE_ACCOUNTS)
     if workload == "zipf":
         weights = 1.0 / np.arange(1, accounts + 1) ** ZIPF_THETA
         sources = rng.choice(accounts, size=count, p=weights / weights.sum())
+    elif workload == "hot":
+        sources = rng.integers(1, accounts, size=count)  # never the hot account itself
     else:
         sources = rng.integers(0, accounts, size=count)
-    targets = rng.integers(0, accounts, size=count)
+    targets = np.zeros(count, np.int64) if workload == "hot" else rng.integers(0, accounts, count)
     amounts = rng.integers(1, 10_000, size=count)
     asset_amounts = rng.integers(1, 10, size=count)
     fees = rng.integers(1, 100, size=count) if workload == "fee" else None

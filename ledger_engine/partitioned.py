@@ -10,7 +10,7 @@ receives and does.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -21,7 +21,7 @@ from ledger_engine.api import StreamingLedger
 from ledger_engine.assembly import assemble, pack
 from ledger_engine.commutative import Overflow, Pending, settle
 from ledger_engine.gc_pause import gc_paused
-from ledger_engine.model import Event, RunResult
+from ledger_engine.model import Duplicate, Event, Rejection, RunResult
 from ledger_engine.partition import (
     Executed,
     Runnable,
@@ -51,6 +51,17 @@ def batch_accesses(ledger: StreamingLedger, runnables: list[Runnable]) -> Access
     return Accesses.from_lists(len(runnables), txn, row_ids(tables, keys), flags)
 
 
+def runnable_events(
+    batch: Sequence[Event], verdicts: Sequence[Screened | Rejection | Duplicate]
+) -> list[Runnable]:
+    """The events admission let run, with their streams and keys, in batch order."""
+    return [
+        Runnable(position, batch[position], v.stream, v.keys)
+        for position, v in enumerate(verdicts)
+        if isinstance(v, Screened) and v.stream is not None and v.keys is not None
+    ]
+
+
 def pending_adds(executed: Iterable[Executed]) -> list[Pending]:
     """The pending adds of the applied transactions, with their place in the batch."""
     pending = []
@@ -78,11 +89,7 @@ def run_partitioned(
     with gc_paused():
         start = initial_state(ledger, state)
         verdicts = admit_batch(ledger.streams, batch, known_requests or {})
-        runnables = [
-            Runnable(position, batch[position], v.stream, v.keys)
-            for position, v in enumerate(verdicts)
-            if isinstance(v, Screened) and v.stream is not None and v.keys is not None
-        ]
+        runnables = runnable_events(batch, verdicts)
         forced: frozenset[int] = frozenset()
         index = table_indexes(ledger)
         while True:

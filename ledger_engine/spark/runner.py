@@ -25,7 +25,8 @@ from ledger_engine.commutative import Settled
 from ledger_engine.gc_pause import gc_paused
 from ledger_engine.model import DUPLICATE, REJECTED, Change, Duplicate, Event, Rejection, RunResult
 from ledger_engine.partition import Executed, NetChange, RowKey
-from ledger_engine.serial import initial_state
+from ledger_engine.prospect import probe
+from ledger_engine.serial import initial_state, run_serial
 from ledger_engine.spark.admission import screen_chunks_task
 from ledger_engine.spark.batch import BatchExecutor, BatchRun, ExecutionOptions
 from ledger_engine.spark.codec import (
@@ -147,11 +148,18 @@ def run_spark(
     options: ExecutionOptions | None = None,
 ) -> RunResult:
     """Execute `events` in parallel on Spark; the result equals `run_serial`'s on the same
-    input (see `ledger_engine.spark.batch` for how)."""
+    input (see `ledger_engine.spark.batch` for how). A batch that cannot be spread over bins
+    (one conflict component) runs with the serial runner in this process instead
+    (`ledger_engine.prospect`), unless `options` turn that off."""
     ledger.check()
     batch = list(events)
+    options = options or ExecutionOptions()
+    executor = BatchExecutor(spark, ledger, options)
+    if options.serial_fallback and options.rounds is None:
+        known = known_requests or {}
+        if not probe(ledger, batch, executor.bins, options.round_cost, known).spreads:
+            return run_serial(ledger, batch, state, known)
     start = initial_state(ledger, state)
-    executor = BatchExecutor(spark, ledger, options or ExecutionOptions())
     chunks = pa.table(
         {
             "start": pa.array([s for s, _ in event_chunks(batch, CHUNK)], pa.int64()),

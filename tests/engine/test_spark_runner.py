@@ -31,19 +31,21 @@ OPTIONS = st.builds(
     bins=st.sampled_from([1, 2, 3]),
     round_cost=st.just(0),
     rounds=st.sampled_from([None, 2, 3]),
+    serial_fallback=st.just(False),  # always on Spark: the fallback is `test_prospect`'s
 )
+ON_SPARK = ExecutionOptions(serial_fallback=False)
 
 
 def test_a_generated_bank_workload_gives_the_serial_result(spark) -> None:
     events = generate_events(2_000, accounts=60, seed=21, bad_fraction=0.05)
-    assert run_spark(spark, LEDGER, events) == run_serial(LEDGER, events)
+    assert run_spark(spark, LEDGER, events, options=ON_SPARK) == run_serial(LEDGER, events)
 
 
 def test_initial_state_and_known_requests_are_honoured(spark) -> None:
     events = generate_events(500, accounts=30, seed=4)
     state = {"accounts": {"acct-000001": 10_000}, "asset_ledger": {"asset-000001": 50}}
     known = {events[5].request_id: events[5].fingerprint(), "gone": "0" * 64}
-    assert run_spark(spark, LEDGER, events, state, known) == run_serial(
+    assert run_spark(spark, LEDGER, events, state, known, ON_SPARK) == run_serial(
         LEDGER, events, state, known
     )
 
