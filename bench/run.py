@@ -268,8 +268,8 @@ def main() -> None:
         "--skip",
         default="",
         help="measurements to leave out, comma-separated: a variant (postgres-1), a variant at"
-        " a size (postgres-1@1000000), a workload at a size (hot@1000000), or a variant of a"
-        " workload (hot/postgres-8)",
+        " a size (postgres-1@1000000), a workload at a size (hot@1000000), a variant of a"
+        " workload (hot/postgres-8), or at a size (zipf/spark-1@1000000)",
     )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -335,7 +335,13 @@ def main() -> None:
 
 def skipped(skip: set[str], size: int, workload: str, variant: str) -> bool:
     """Whether `--skip` leaves out this measurement."""
-    names = {variant, f"{variant}@{size}", f"{workload}@{size}", f"{workload}/{variant}"}
+    names = {
+        variant,
+        f"{variant}@{size}",
+        f"{workload}@{size}",
+        f"{workload}/{variant}",
+        f"{workload}/{variant}@{size}",
+    }
     return not skip.isdisjoint(names)
 
 
