@@ -160,11 +160,9 @@ def run_spark(
         if not probe(ledger, batch, executor.bins, options.round_cost, known).spreads:
             return run_serial(ledger, batch, state, known)
     start = initial_state(ledger, state)
+    starts, blobs = zip(*event_chunks(batch, CHUNK), strict=True) if batch else ((), ())
     chunks = pa.table(
-        {
-            "start": pa.array([s for s, _ in event_chunks(batch, CHUNK)], pa.int64()),
-            "chunk": pa.array([c for _, c in event_chunks(batch, CHUNK)], pa.binary()),
-        }
+        {"start": pa.array(starts, pa.int64()), "chunk": pa.array(blobs, pa.binary())}
     )
     screened = (
         spark.createDataFrame(chunks)
