@@ -177,15 +177,19 @@ def _pipeline(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _summed(dicts) -> dict[str, float]:
+    from ledger_engine.spark.profile import add_seconds
+
     total: dict[str, float] = {}
     for d in dicts:
-        for key, value in d.items():
-            total[key] = total.get(key, 0.0) + value
+        add_seconds(total, d)
     return total
 
 
 def _merged_tasks(profiles) -> dict[str, Any]:
-    """Task profiles of several batches, stage by stage ("round 0", "settle", ...)."""
+    """Task profiles of several batches, stage by stage ("round 0", "settle", ...); a stage's
+    `slowest` is the sum over the batches of its slowest task."""
+    from ledger_engine.spark.profile import add_seconds
+
     merged: dict[str, Any] = {}
     for profile in profiles:
         for stage, report in profile.items():
@@ -196,8 +200,7 @@ def _merged_tasks(profiles) -> dict[str, Any]:
             into["items"] += report["items"]
             into["slowest"] += report["slowest"]
             for kind in ("seconds", "cpu"):
-                for phase, value in report[kind].items():
-                    into[kind][phase] = into[kind].get(phase, 0.0) + value
+                add_seconds(into[kind], report[kind])
     return merged
 
 

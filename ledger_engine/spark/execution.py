@@ -143,12 +143,13 @@ def round_events(screened: DataFrame, placement: Broadcast, round_: int) -> Data
         routes = np.array(plan.routes, dtype=np.int64)
         for batch in batches:
             planned, index = plan.locate(batch.column("position").to_numpy())
-            mine = planned.copy()
-            mine[planned] = plan.round[index] == round_
-            if not mine.any():
+            in_round = plan.round[index] == round_
+            if not in_round.any():
                 continue
+            mine = planned.copy()
+            mine[planned] = in_round
             batch = batch.filter(pa.array(mine))
-            index = index[plan.round[index] == round_]
+            index = index[in_round]
             bins = plan.bin[index]
             yield batch_of(
                 WORK,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pickle
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -62,6 +62,11 @@ def task_profile(blobs: Iterable[bytes]) -> dict[str, dict[str, Any]]:
         stage["items"] += report["items"]
         stage["slowest"] = max(stage["slowest"], report["total"])
         for kind in ("seconds", "cpu"):
-            for phase, seconds in report[kind].items():
-                stage[kind][phase] = stage[kind].get(phase, 0.0) + seconds
+            add_seconds(stage[kind], report[kind])
     return stages
+
+
+def add_seconds(into: dict[str, float], seconds: Mapping[str, float]) -> None:
+    """Add `seconds` (by phase or step) into `into`, phase by phase."""
+    for phase, value in seconds.items():
+        into[phase] = into.get(phase, 0.0) + value

@@ -182,10 +182,12 @@ def run_spark(
 
 def _collect(batch: Sequence[Event], start: Any, run: BatchRun) -> RunResult:
     verdicts: list[Rejection | Duplicate | None] = [None] * len(batch)
-    ended = run.ended("reason", "detail").select(
-        "position", "status", "reason", "detail", "duplicate_kind"
+    ended = (
+        run.ended("reason", "detail")
+        .select("position", "status", "reason", "detail", "duplicate_kind")
+        .toArrow()
+        .to_pydict()
     )
-    ended = ended.toArrow().to_pydict()
     packed: dict[int, tuple] = {}
     settled: dict[tuple[int, int], Change] = {}
     outcome_blobs = [
