@@ -22,16 +22,34 @@ from ledger_engine.model import (
     Duplicate,
     Event,
     Rejection,
+    canonical_hash,
 )
 from ledger_engine.transaction import resolve_keys
-from ledger_engine.values import Problem, json_problem, storable_text
+from ledger_engine.values import (
+    MAX_ID_BYTES,
+    Problem,
+    brief,
+    json_problem,
+    json_text_problem,
+    json_type,
+    short_text,
+    storable_text,
+)
 
-INVALID_REQUEST_ID = "request_id must be a non-empty string"
+INVALID_REQUEST_ID = (
+    f"request_id must be a non-empty string of at most {MAX_ID_BYTES} bytes, "
+    "without NUL or lone surrogates"
+)
 
 
 def valid_request_id(request_id: Any) -> bool:
-    """A request id is a non-empty string PostgreSQL can store."""
-    return isinstance(request_id, str) and bool(request_id) and storable_text(request_id)
+    """A request id is a non-empty string PostgreSQL can store and index."""
+    return (
+        isinstance(request_id, str)
+        and bool(request_id)
+        and storable_text(request_id)
+        and short_text(request_id)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,26 +78,53 @@ def screen(streams: Mapping[str, Stream], event: Event) -> Screened:
     rid = event.request_id
     if not valid_request_id(rid):
         return Screened(None, "", Rejection(event.stream, rid, INVALID_EVENT, INVALID_REQUEST_ID))
+    payload_problem = json_problem(event.payload, "payload")  # None in the common case
+    unencodable = _unencodable(event, payload_problem)
+    if unencodable is not None:
+        # Not to be encoded, so neither hashed nor shown: its fingerprint says only what is
+        # wrong with it (a file's line never gets here: `ingest.parse_line` refuses it first).
+        stream = event.stream if isinstance(event.stream, str) else None
+        rejection = Rejection(stream, rid, INVALID_EVENT, unencodable.detail)
+        return Screened(rid, canonical_hash(["unencodable", unencodable.detail]), rejection)
     fingerprint = event.fingerprint()
     stream = streams.get(event.stream) if isinstance(event.stream, str) else None
     if stream is None:
-        rejection = Rejection(event.stream, rid, INVALID_EVENT, f"unknown stream {event.stream!r}")
+        rejection = Rejection(event.stream, rid, INVALID_EVENT, _unknown_stream(event.stream))
         return Screened(rid, fingerprint, rejection)
     if not isinstance(event.payload, dict):
-        kind = type(event.payload).__name__
+        kind = json_type(event.payload)
         rejection = Rejection(
             event.stream, rid, INVALID_EVENT, f"payload must be an object, not {kind}"
         )
         return Screened(rid, fingerprint, rejection)
-    problem = json_problem(event.payload, "payload")
-    if problem is not None:
+    if payload_problem is not None:
         return Screened(
-            rid, fingerprint, Rejection(event.stream, rid, INVALID_EVENT, problem.detail)
+            rid, fingerprint, Rejection(event.stream, rid, INVALID_EVENT, payload_problem.detail)
         )
+    if stream.fields is not None:
+        detail = stream.fields.problem(event.payload)
+        if detail is not None:
+            return Screened(rid, fingerprint, Rejection(event.stream, rid, INVALID_EVENT, detail))
     keys = resolve_keys(stream, event.payload)
     if isinstance(keys, Problem):
         return Screened(rid, fingerprint, Rejection(event.stream, rid, keys.reason, keys.detail))
     return Screened(rid, fingerprint, None, stream, tuple(keys))
+
+
+def _unencodable(event: Event, payload_problem: Problem | None) -> Problem | None:
+    """Why the event's stream or payload cannot be encoded (to fingerprint it), if so."""
+    stream_problem = json_text_problem(event.stream, "stream")
+    if stream_problem is not None or payload_problem is None:
+        return stream_problem
+    return json_text_problem(event.payload, "payload")
+
+
+def _unknown_stream(stream: Any) -> str:
+    if stream is None:
+        return "no stream given (stream is missing or null)"
+    if not isinstance(stream, str):
+        return f"stream must be a stream name, not {json_type(stream)} {brief(stream)}"
+    return f"unknown stream {brief(stream)}"
 
 
 def duplicate_kind(fingerprint: str, first_fingerprint: str) -> str:

@@ -7,6 +7,12 @@ Modelled on Apache Flink's Streaming Ledger::
     ledger.using_stream("deposits").apply(deposit).on(
         accounts, lambda e: e["account_id"], "account", AccessType.ADD)
 
+A stream may also declare its payload's fields, so that an event with a field missing or one
+nobody declared (a typo such as `ammount`) is rejected as `invalid_event` before it runs::
+
+    ledger.using_stream("deposits").apply(deposit).payload_fields(
+        required={"account_id", "amount"}, optional={"memo"})
+
 Declaration errors are raised as `DeclarationError` as soon as they can be seen: a wrong bind
 name, an unknown table or a non-callable key function at `.on(...)`; a parameter of the function
 that no binding fills when the stream's declaration is complete (the next declaration, or the
@@ -17,10 +23,12 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
+
+from ledger_engine.values import storable_text
 
 TransactionFn = Callable[..., None]
 KeyFn = Callable[[Any], Any]
@@ -73,12 +81,50 @@ class Binding:
 
 
 @dataclass(frozen=True)
+class PayloadFields:
+    """The fields a stream's payload has: all of `required`, any of `optional`, no other."""
+
+    required: frozenset[str]
+    optional: frozenset[str] = frozenset()
+
+    @property
+    def allowed(self) -> frozenset[str]:
+        return self.required | self.optional
+
+    def problem(self, payload: Mapping[str, Any], what: str = "payload") -> str | None:
+        """What is wrong with the fields of `payload` (`None` if nothing is), said of `what`."""
+        keys = payload.keys()
+        if keys >= self.required and keys <= self.allowed:
+            return None
+        missing = sorted(self.required - keys)
+        unknown = sorted(keys - self.allowed)
+        parts = []
+        if missing:
+            parts.append(f"lacks {_field_list(missing)}")
+        if unknown:
+            parts.append(f"has unknown {_field_list(unknown)}")
+        accepted = ", ".join(sorted(self.allowed)) or "none"
+        return f"{what} {' and '.join(parts)} (fields it takes: {accepted})"
+
+
+def _field_list(names: list[str], shown: int = 5) -> str:
+    """`field 'a'` or `fields 'a', 'b'`, at most `shown` names, each cut short."""
+    quoted = [repr(n) if len(n) <= 40 else repr(n[:37]) + "..." for n in names[:shown]]
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return f"field{'s' if len(names) > 1 else ''} {', '.join(quoted)}{more}"
+
+
+@dataclass(frozen=True)
 class Stream:
-    """A declared stream: its transaction function and the rows it binds, in declaration order."""
+    """A declared stream: its transaction function and the rows it binds, in declaration order.
+
+    `fields` is `None` when the stream does not declare its payload's fields (any are taken).
+    """
 
     name: str
     fn: TransactionFn
     bindings: tuple[Binding, ...]
+    fields: PayloadFields | None = None
 
 
 def _check_name(kind: str, name: object) -> str:
@@ -187,6 +233,24 @@ class _StreamDeclaration:
         self._fn = fn
         self._bindings: list[Binding] = []
         self._params = _keyword_parameters(name, fn)
+        self._fields: PayloadFields | None = None
+
+    def payload_fields(
+        self, required: Iterable[str], optional: Iterable[str] = ()
+    ) -> _StreamDeclaration:
+        """Declare the payload's fields: every event must carry each `required` field and may
+        carry `optional` ones; an event with a missing or any other field is rejected as
+        `invalid_event`, its detail naming the fields."""
+        where = f"stream {self.name!r}"
+        if self._fields is not None:
+            raise DeclarationError(f"{where}: payload fields are declared twice")
+        needed = _field_names(where, "required", required)
+        extra = _field_names(where, "optional", optional)
+        both = sorted(needed & extra)
+        if both:
+            raise DeclarationError(f"{where}: field(s) {both} are both required and optional")
+        self._fields = PayloadFields(needed, extra)
+        return self
 
     def on(
         self, table: Table | str, key_fn: KeyFn, bind_name: str, access: AccessType
@@ -225,7 +289,20 @@ class _StreamDeclaration:
             )
 
     def stream(self) -> Stream:
-        return Stream(self.name, self._fn, tuple(self._bindings))
+        return Stream(self.name, self._fn, tuple(self._bindings), self._fields)
+
+
+def _field_names(where: str, kind: str, names: Iterable[str]) -> frozenset[str]:
+    if isinstance(names, str | bytes):  # iterating would give its characters
+        raise DeclarationError(f"{where}: {kind} fields must be a collection of names, not a str")
+    try:
+        found = frozenset(names)
+    except TypeError as exc:
+        raise DeclarationError(f"{where}: {kind} fields must be names: {exc}") from exc
+    for name in found:
+        if not isinstance(name, str) or not name or not storable_text(name):
+            raise DeclarationError(f"{where}: {kind} field {name!r} is not a non-empty string")
+    return found
 
 
 def _fn_name(fn: Callable[..., Any]) -> str:

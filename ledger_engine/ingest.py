@@ -2,21 +2,45 @@
 
 A file holds one JSON envelope per line: `{"stream": ..., "request_id": ..., "payload": {...}}`.
 A batch's order depends only on the data: files by path, then lines by number (DESIGN.md,
-point 2). Blank lines are skipped and not counted. A line that is not valid UTF-8, not JSON, not
-an object, or that has fields other than the three above is kept raw and rejected as
-`invalid_event`; everything else becomes an `Event` for the runner, which judges its content.
+point 2). Lines end at `\\n`; one `\\r` before it is part of the line ending. A line holding
+nothing but JSON whitespace (space, tab, `\\r`) is blank: skipped and not counted. The last
+line needs no `\\n` (JSON Lines allows that). A UTF-8 byte order mark at the start of a line
+is ignored (RFC 8259 lets a parser do so).
+
+Every other line becomes an `Event` for the runner, which judges its content, or is kept raw
+and rejected as `invalid_event` with a sentence saying why: it is not valid UTF-8; it is cut
+short (its JSON ends before its object is closed, as when a file is read while still being
+written); it is not JSON, or uses `NaN`/`Infinity`, or repeats a key within an object; it
+is not an object; its envelope lacks one of the three fields or has another; or it nests
+arrays and objects deeper than the engine stores (`values.MAX_NESTING`, plus the envelope).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ledger_engine.api import PayloadFields
 from ledger_engine.model import Event
+from ledger_engine.values import MAX_NESTING, brief, json_text_problem, json_type
 
-ENVELOPE_FIELDS = frozenset({"stream", "request_id", "payload"})
+ENVELOPE = PayloadFields(frozenset({"stream", "request_id", "payload"}))
+ENVELOPE_FIELDS = ENVELOPE.required
+
+# JSON's own whitespace; bytes.strip() would also take \x0b and \x0c, which JSON does not.
+_JSON_WHITESPACE = b" \t\r"
+_BOM = "\ufeff"
+
+# The envelope object is one level more than the payload may nest.
+MAX_LINE_NESTING = MAX_NESTING + 1
+TOO_DEEP = f"line nests arrays or objects deeper than {MAX_LINE_NESTING} levels"
+CUT_SHORT = (
+    "line is cut short: it ends before its JSON object is closed "
+    "(was the file read while it was still being written?)"
+)
 
 
 @dataclass(frozen=True)
@@ -34,8 +58,30 @@ class IngestedLine:
         assert (self.event is None) != (self.problem is None), "parsed or explained, not both"
 
 
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object; a key given twice is refused (json.loads would keep the last silently)."""
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return found
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
+
+
+# Built once: `json.loads` with options builds a decoder on every call.
+_DECODER = json.JSONDecoder(object_pairs_hook=_object, parse_constant=_reject_constant)
 
 
 def parse_line(raw: bytes) -> Event | str:
@@ -43,23 +89,74 @@ def parse_line(raw: bytes) -> Event | str:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
+        if exc.reason == "unexpected end of data" and exc.end == len(raw):
+            return CUT_SHORT  # the line stops inside a multi-byte character
         return f"line is not valid UTF-8 ({exc.reason} at byte {exc.start})"
+    text = text.removeprefix(_BOM)
     try:
-        envelope = json.loads(text, parse_constant=_reject_constant)
-    except (ValueError, RecursionError) as exc:
-        return f"line is not valid JSON ({exc})"[:500]
+        envelope = _DECODER.decode(text)
+    except _DuplicateKey as exc:
+        return f"line repeats the key {brief(exc.key, 60)} within one object"
+    except RecursionError:
+        return TOO_DEEP  # only far deeper than MAX_LINE_NESTING
+    except ValueError as exc:  # JSONDecodeError, NaN/Infinity, an int too long for Python
+        return (
+            CUT_SHORT
+            if _cut_short(text)
+            else f"line is not valid JSON ({brief(str(exc), 300, quote=False)})"
+        )
     if not isinstance(envelope, dict):
-        return f"line must hold a JSON object, not {type(envelope).__name__}"
-    extra = sorted(set(envelope) - ENVELOPE_FIELDS)
-    if extra:
-        return f"unexpected envelope field(s): {', '.join(map(repr, extra))}"[:500]
-    return Event(envelope.get("stream"), envelope.get("request_id"), envelope.get("payload"))
+        return f"line must hold a JSON object, not {json_type(envelope)}"
+    if _may_nest_deeper(text) and any(json_text_problem(v, "") for v in envelope.values()):
+        return TOO_DEEP
+    problem = ENVELOPE.problem(envelope, "envelope")
+    if problem is not None:
+        return problem
+    return Event(envelope["stream"], envelope["request_id"], envelope["payload"])
+
+
+def _may_nest_deeper(text: str) -> bool:
+    """A cheap bound: a line with few brackets cannot nest deeply."""
+    return text.count("[") + text.count("{") > MAX_LINE_NESTING
+
+
+# A JSON string (group 1 is its closing quote: None when the string runs to the line's end),
+# or a bracket.
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*(")?|[\[\]{}]')
+_OPENING = {"}": "{", "]": "["}
+
+
+def _cut_short(text: str) -> bool:
+    """True if `text` (not valid JSON) reads as the start of a longer JSON value: it opens an
+    object or array and ends inside it (inside a string, or with brackets left open)."""
+    body = text.lstrip(" \t\r")
+    if not body.startswith(("{", "[")):
+        return False
+    open_brackets: list[str] = []
+    for match in _TOKENS.finditer(body):
+        token = match.group()
+        if token[0] == '"':
+            if match.group(1) is None:
+                return True
+        elif token in _OPENING:
+            if not open_brackets or open_brackets.pop() != _OPENING[token]:
+                return False  # malformed, not cut
+            if not open_brackets:
+                return False  # the value is complete; the error lies elsewhere
+        else:
+            open_brackets.append(token)
+    return bool(open_brackets)
+
+
+def blank(raw: bytes) -> bool:
+    """A line of JSON whitespace only (or nothing at all)."""
+    return not raw.strip(_JSON_WHITESPACE)
 
 
 def nonblank_lines(content: bytes) -> Iterator[tuple[int, bytes]]:
     """(line number, raw bytes) of every non-blank line of a file, a trailing CR removed."""
     for number, raw in enumerate(content.split(b"\n"), start=1):
-        if raw.strip():
+        if not blank(raw):
             yield number, raw.removesuffix(b"\r")
 
 

@@ -1,18 +1,31 @@
 """What a key or value must be to be stored: the checks behind `type_error` and `overflow`.
 
 Every check returns `None` when the value is acceptable, or a `Problem` naming the reason code
-and a human-readable detail. PostgreSQL cannot store the NUL character in `text` or `jsonb`, so
-it is refused here rather than failing at commit time.
+and a human-readable detail. What PostgreSQL or the engine's own encoders would fail on later is
+refused here, rather than failing the batch at commit time: the NUL character and lone
+surrogates in `text` or `jsonb`, text keys and request ids too long for a B-tree index entry
+(`MAX_ID_BYTES`), JSON nested deeper than `MAX_NESTING` levels (Python's encoders recurse), and
+integers with more digits than Python will write as text.
 """
 
 from __future__ import annotations
 
 import copy
 import math
+import sys
 from dataclasses import dataclass
 from typing import Any
 
 from ledger_engine.model import INT64_MAX, INT64_MIN, OVERFLOW, TYPE_ERROR
+
+# Arrays and objects may nest this many levels deep (a payload object is one level). Far below
+# Python's recursion limit, so that the limit, not the stack depth of whoever runs the check,
+# decides; far above what any ledger event needs.
+MAX_NESTING = 64
+
+# Text keys and request ids are indexed by PostgreSQL, whose B-tree entries hold at most 2704
+# bytes; at most this many bytes of UTF-8 leaves room for the other columns of an index.
+MAX_ID_BYTES = 1024
 
 
 @dataclass(frozen=True)
@@ -32,6 +45,11 @@ def storable_text(text: str) -> bool:
     return True
 
 
+def short_text(text: str) -> bool:
+    """`text` (storable) fits an index entry: at most `MAX_ID_BYTES` bytes of UTF-8."""
+    return len(text) <= MAX_ID_BYTES // 4 or len(text.encode("utf-8")) <= MAX_ID_BYTES
+
+
 def is_int(value: Any) -> bool:
     """True for Python ints that are not bools (bool is an int subclass, but not money)."""
     return isinstance(value, int) and not isinstance(value, bool)
@@ -43,8 +61,9 @@ def int64_problem(value: int, what: str) -> Problem | None:
     return Problem(OVERFLOW, f"{what} {value} is outside the int64 range")
 
 
-def _plain_json(value: Any) -> bool:
-    """A fast test for the common case: a tree of exact JSON types that PostgreSQL can store.
+def _plain_json(value: Any, levels: int = MAX_NESTING) -> bool:
+    """A fast test for the common case: a tree of exact JSON types that PostgreSQL can store,
+    at most `levels` arrays or objects deep.
 
     False does not mean unstorable: `json_problem` then walks the value again and says why.
     """
@@ -53,43 +72,133 @@ def _plain_json(value: Any) -> bool:
         return "\x00" not in value and value.isascii()
     if kind is int or kind is bool or value is None:
         return kind is not int or INT64_MIN <= value <= INT64_MAX
+    if levels == 0:
+        return False
     if kind is dict:
         return all(
-            type(k) is str and "\x00" not in k and k.isascii() and _plain_json(v)
+            type(k) is str and "\x00" not in k and k.isascii() and _plain_json(v, levels - 1)
             for k, v in value.items()
         )
     if kind is list:
-        return all(_plain_json(v) for v in value)
+        return all(_plain_json(v, levels - 1) for v in value)
     return False
+
+
+def _int_text_problem(value: int, where: str) -> Problem | None:
+    """Python refuses to write ints beyond `sys.get_int_max_str_digits()` digits as text."""
+    limit = sys.get_int_max_str_digits()
+    # n bits make about 0.30103 * n digits: beyond 4 * limit bits surely too many, below
+    # 3 * limit surely not; in between, try.
+    if limit and value.bit_length() > 4 * limit:
+        return Problem(TYPE_ERROR, f"{where} is an integer of more than {limit} digits")
+    if limit and value.bit_length() >= 3 * limit:
+        try:
+            str(value)
+        except ValueError:
+            return Problem(TYPE_ERROR, f"{where} is an integer of more than {limit} digits")
+    return None
 
 
 def json_problem(value: Any, what: str) -> Problem | None:
     """Why `value` cannot be stored as JSON (`None` if it can)."""
     if _plain_json(value):
         return None
-    stack: list[tuple[Any, str]] = [(value, what)]
+    return _walk(value, what, writable_only=False)
+
+
+def json_text_problem(value: Any, what: str) -> Problem | None:
+    """Why `value` cannot even be encoded as JSON text or hashed: nested deeper than
+    `MAX_NESTING` levels, or an integer too long for text (`None` if it can).
+
+    Such a value is unsafe to hand to `json.dumps`, `repr` or `pickle`; other problems (NUL,
+    non-finite floats, other types) leave it encodable in some form.
+    """
+    if type(value) is str or _plain_json(value):
+        return None
+    return _walk(value, what, writable_only=True)
+
+
+def _walk(value: Any, what: str, *, writable_only: bool) -> Problem | None:
+    """The first problem found walking `value` (iteratively: it may nest without bound);
+    `writable_only` looks only for what `json_text_problem` reports."""
+    stack: list[tuple[Any, str, int]] = [(value, what, 0)]
     while stack:
-        item, where = stack.pop()
-        if item is None or isinstance(item, bool) or is_int(item):
+        item, where, depth = stack.pop()
+        if item is None or isinstance(item, bool):
             continue
-        if isinstance(item, float):
+        if is_int(item):
+            problem = _int_text_problem(item, where)
+            if problem is not None:
+                return problem
+        elif isinstance(item, dict | list | tuple):
+            if depth == MAX_NESTING:
+                return Problem(
+                    TYPE_ERROR, f"{what} nests arrays or objects deeper than {MAX_NESTING} levels"
+                )
+            if isinstance(item, dict):
+                for key, inner in item.items():
+                    problem = _key_problem(key, where, writable_only=writable_only)
+                    if problem is not None:
+                        return problem
+                    stack.append((inner, f"{where}.{brief(key, 40, quote=False)}", depth + 1))
+            else:
+                stack.extend((inner, f"{where}[{i}]", depth + 1) for i, inner in enumerate(item))
+        elif writable_only:
+            continue
+        elif isinstance(item, float):
             if not math.isfinite(item):
                 return Problem(TYPE_ERROR, f"{where} is {item}, which JSON cannot hold")
         elif isinstance(item, str):
             if not storable_text(item):
                 return Problem(TYPE_ERROR, f"{where} contains a NUL or a lone surrogate")
-        elif isinstance(item, dict):
-            for key, inner in item.items():
-                if not isinstance(key, str):
-                    return Problem(TYPE_ERROR, f"{where} has a non-string key {key!r}")
-                if not storable_text(key):
-                    return Problem(TYPE_ERROR, f"{where} has a key with a NUL or a lone surrogate")
-                stack.append((inner, f"{where}.{key}"))
-        elif isinstance(item, list | tuple):
-            stack.extend((inner, f"{where}[{i}]") for i, inner in enumerate(item))
         else:
             return Problem(TYPE_ERROR, f"{where} has a {type(item).__name__}, not a JSON value")
     return None
+
+
+def _key_problem(key: Any, where: str, *, writable_only: bool) -> Problem | None:
+    """Why `key` cannot be a key of a JSON object (of one that can be encoded at all, for
+    `writable_only`: `json.dumps` writes int keys as text)."""
+    if is_int(key):
+        problem = _int_text_problem(key, f"{where} key")
+        if problem is not None or writable_only:
+            return problem
+    if writable_only:
+        return None
+    if not isinstance(key, str):
+        return Problem(TYPE_ERROR, f"{where} has a non-string key {brief(key)}")
+    if not storable_text(key):
+        return Problem(TYPE_ERROR, f"{where} has a key with a NUL or a lone surrogate")
+    return None
+
+
+def json_type(value: Any) -> str:
+    """The JSON name of a parsed value's type (`object`, `array`, `string`, ...)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def brief(value: Any, limit: int = 80, *, quote: bool = True) -> str:
+    """`repr(value)` (or `str` of a str when not `quote`) cut to about `limit` characters, for
+    a rejection's detail: an event's values can be as long as its line."""
+    if isinstance(value, str):
+        text = repr(value[: limit + 1]) if quote else value[: limit + 1]
+    elif type(value) is int and value.bit_length() > 4 * limit:
+        return f"<an integer of {value.bit_length()} bits>"
+    else:
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def key_problem(key: Any, key_type: type, what: str) -> Problem | None:
@@ -102,6 +211,8 @@ def key_problem(key: Any, key_type: type, what: str) -> Problem | None:
         return Problem(TYPE_ERROR, f"{what} must be a str, got {type(key).__name__}")
     if not storable_text(key):
         return Problem(TYPE_ERROR, f"{what} contains a NUL or a lone surrogate")
+    if not short_text(key):
+        return Problem(TYPE_ERROR, f"{what} is longer than {MAX_ID_BYTES} bytes")
     return None
 
 

@@ -15,9 +15,13 @@ integer minor units. Streams:
   order the transfers that all pay into one fee account.
 - `balance_lookups`: `{"account_id"}` emits the balance, read-only.
 
-Amounts must be positive integers; anything else aborts the event with a reason. A self-transfer
-binds one row twice; the bindings share one buffer, so it nets to zero instead of creating money
-as Flink's serial runtime would. Deposits and asset credits are ADDs: they never read the row, so
+Each stream declares its payload's fields (those above; `min_balance` is optional): an event
+missing one, or carrying any other (a typo such as `ammount`), is rejected as `invalid_event`
+with a detail naming the field. Amounts must be positive integers: a float, a string, a
+negative or a zero amount aborts the event with a reason, and an amount, fee or minimum
+balance beyond the int64 range is an `overflow`. A self-transfer binds one row twice; the
+bindings share one buffer, so it nets to zero instead of creating money as Flink's serial
+runtime would. Deposits and asset credits are ADDs: they never read the row, so
 a runner need not order them against each other.
 """
 
@@ -26,8 +30,9 @@ from __future__ import annotations
 from typing import Any
 
 from ledger_engine.api import AccessType, StreamingLedger
+from ledger_engine.model import INT64_MAX, INT64_MIN, OVERFLOW
 from ledger_engine.transaction import Context, StateAccess
-from ledger_engine.values import is_int
+from ledger_engine.values import Problem, brief, is_int
 
 SUCCESS = "SUCCESS"
 REJECT = "REJECT"
@@ -36,7 +41,14 @@ REJECT = "REJECT"
 def _positive_amount(event: dict[str, Any], field: str, ctx: Context) -> int:
     value = event.get(field)
     if not is_int(value) or value <= 0:
-        ctx.abort(f"{field} must be a positive integer, got {value!r}")
+        ctx.abort(f"{field} must be a positive integer, got {brief(value)}")
+    return _int64(value, field, ctx)
+
+
+def _int64(value: int, field: str, ctx: Context) -> int:
+    """Money is int64 minor units: a larger number is an overflow, not a large transfer."""
+    if not INT64_MIN <= value <= INT64_MAX:
+        ctx.fail(Problem(OVERFLOW, f"{field} {brief(value)} is outside the int64 range"))
     return value
 
 
@@ -84,12 +96,14 @@ def _move(
     asset_amount = _positive_amount(event, "asset_amount", ctx)
     min_balance = event.get("min_balance", 0)
     if not is_int(min_balance):
-        ctx.abort(f"min_balance must be an integer, got {min_balance!r}")
+        ctx.abort(f"min_balance must be an integer, got {brief(min_balance)}")
+    _int64(min_balance, "min_balance", ctx)
     fee = 0
     if fee_account is not None:
         fee = event.get("fee")
         if not is_int(fee) or fee < 0:
-            ctx.abort(f"fee must be a non-negative integer, got {fee!r}")
+            ctx.abort(f"fee must be a non-negative integer, got {brief(fee)}")
+        _int64(fee, "fee", ctx)
     balance = source_account.read_or(0)
     asset_value = source_asset.read_or(0)
     if balance > min_balance and balance > amount + fee and asset_value > asset_amount:
@@ -126,6 +140,23 @@ def _field(name: str):
     return key
 
 
+# The payload fields of each stream (`min_balance` defaults to 0).
+DEPOSIT_FIELDS = frozenset({"account_id", "asset_id", "amount", "asset_amount"})
+TRANSFER_FIELDS = frozenset(
+    {
+        "source_account_id",
+        "target_account_id",
+        "source_asset_id",
+        "target_asset_id",
+        "amount",
+        "asset_amount",
+    }
+)
+FEE_TRANSFER_FIELDS = TRANSFER_FIELDS | {"fee", "fee_account_id"}
+LOOKUP_FIELDS = frozenset({"account_id"})
+OPTIONAL_TRANSFER_FIELDS = frozenset({"min_balance"})
+
+
 def build_ledger() -> StreamingLedger:
     """The bank ledger: tables, streams and their bindings."""
     ledger = StreamingLedger.create("bank")
@@ -134,12 +165,14 @@ def build_ledger() -> StreamingLedger:
     (
         ledger.using_stream("deposits")
         .apply(deposit)
+        .payload_fields(DEPOSIT_FIELDS)
         .on(accounts, _field("account_id"), "account", AccessType.ADD)
         .on(assets, _field("asset_id"), "asset", AccessType.ADD)
     )
     (
         ledger.using_stream("transfers")
         .apply(transfer)
+        .payload_fields(TRANSFER_FIELDS, OPTIONAL_TRANSFER_FIELDS)
         .on(accounts, _field("source_account_id"), "source_account", AccessType.READ_WRITE)
         .on(accounts, _field("target_account_id"), "target_account", AccessType.READ_WRITE)
         .on(assets, _field("source_asset_id"), "source_asset", AccessType.READ_WRITE)
@@ -148,6 +181,7 @@ def build_ledger() -> StreamingLedger:
     (
         ledger.using_stream("fee_transfers")
         .apply(fee_transfer)
+        .payload_fields(FEE_TRANSFER_FIELDS, OPTIONAL_TRANSFER_FIELDS)
         .on(accounts, _field("source_account_id"), "source_account", AccessType.READ_WRITE)
         .on(accounts, _field("target_account_id"), "target_account", AccessType.READ_WRITE)
         .on(assets, _field("source_asset_id"), "source_asset", AccessType.READ_WRITE)
@@ -157,6 +191,7 @@ def build_ledger() -> StreamingLedger:
     (
         ledger.using_stream("balance_lookups")
         .apply(balance_lookup)
+        .payload_fields(LOOKUP_FIELDS)
         .on(accounts, _field("account_id"), "account", AccessType.READ)
     )
     ledger.check()

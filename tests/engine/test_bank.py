@@ -246,11 +246,36 @@ def test_a_transfer_with_a_bad_asset_amount_is_aborted(asset_amount):
     assert result.state == funded(100, 50)
 
 
-def test_a_transfer_missing_its_target_is_a_bad_key():
+def test_a_transfer_missing_its_target_is_an_invalid_event_naming_the_field():
     event = transfer("t1", "a", "b", 10, 1)
     del event.payload["target_account_id"]
     result = run_serial(LEDGER, [event], funded(100, 50))
+    assert [r.reason for r in result.rejections] == ["invalid_event"]
+    assert "lacks field 'target_account_id'" in result.rejections[0].detail
+    assert result.state == funded(100, 50)
+
+
+def test_a_transfer_with_a_null_target_is_a_bad_key():
+    event = transfer("t1", "a", "b", 10, 1)
+    event.payload["target_account_id"] = None
+    result = run_serial(LEDGER, [event], funded(100, 50))
     assert [r.reason for r in result.rejections] == ["bad_key"]
+
+
+def test_a_misspelt_field_is_an_invalid_event_naming_both_fields():
+    event = transfer("t1", "a", "b", 10, 1)
+    event.payload["min_balanse"] = 50  # meant as min_balance, which is optional
+    result = run_serial(LEDGER, [event], funded(100, 50))
+    assert [r.reason for r in result.rejections] == ["invalid_event"]
+    assert "has unknown field 'min_balanse'" in result.rejections[0].detail
+    assert result.state == funded(100, 50)
+
+
+@pytest.mark.parametrize("amount", [2**63, 10**30])
+def test_an_amount_beyond_int64_is_an_overflow(amount):
+    result = run_serial(LEDGER, [transfer("t1", "a", "b", amount, 1)], funded(100, 50))
+    assert [r.reason for r in result.rejections] == ["overflow"]
+    assert result.results == []
 
 
 # -- money conservation over generated workloads ---------------------------------------------
@@ -348,7 +373,7 @@ def test_the_generator_faults_include_bad_amounts_missing_fields_and_unknown_str
     assert "must be a positive integer, got -" in details
     assert "must be a positive integer, got 0" in details
     assert ".5" in details  # a fractional amount
-    assert "KeyError" in details  # a missing field
+    assert "lacks field" in details  # a missing field
     assert "unknown stream" in details
     assert "request_id must be a non-empty string" in details
 

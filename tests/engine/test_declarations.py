@@ -184,3 +184,28 @@ def test_a_ledger_without_streams_fails_check(ledger):
     ledger.declare_state("counts")
     with pytest.raises(DeclarationError, match=r"ledger 'decl' declares no stream"):
         ledger.check()
+
+
+def test_payload_fields_given_as_one_string_are_rejected(ledger):
+    stream = ledger.using_stream("hits").apply(one_row)
+    with pytest.raises(DeclarationError, match=r"required fields must be a collection"):
+        stream.payload_fields("k")
+
+
+def test_a_payload_field_both_required_and_optional_is_rejected(ledger):
+    stream = ledger.using_stream("hits").apply(one_row)
+    with pytest.raises(DeclarationError, match=r"\['k'\] are both required and optional"):
+        stream.payload_fields({"k"}, {"k", "note"})
+
+
+def test_payload_fields_declared_twice_are_rejected(ledger):
+    stream = ledger.using_stream("hits").apply(one_row).payload_fields({"k"})
+    with pytest.raises(DeclarationError, match=r"payload fields are declared twice"):
+        stream.payload_fields({"k"})
+
+
+@pytest.mark.parametrize("name", ["", 5, "with\x00nul"])
+def test_a_payload_field_that_is_not_a_usable_name_is_rejected(ledger, name):
+    stream = ledger.using_stream("hits").apply(one_row)
+    with pytest.raises(DeclarationError, match=r"is not a non-empty string"):
+        stream.payload_fields({"k", name})

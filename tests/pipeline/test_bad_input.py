@@ -1,0 +1,418 @@
+"""Bad input loses nothing: each bad line is rejected with its reason, a telling detail and its
+raw bytes kept; the rest of the batch goes on; ingested = applied + rejected + duplicate.
+
+The in-process sections pin down how single lines and events are judged; the last section
+sends one batch holding every kind of bad line, an empty file and a file cut mid-write through
+Spark and PostgreSQL, and compares every stored line with the serial reference.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from batch_oracle import (
+    expected_batch,
+    stored_bank_state,
+    stored_batch,
+    stored_counts,
+    stored_results,
+)
+
+from ledger_engine.admission import INVALID_REQUEST_ID, screen
+from ledger_engine.api import AccessType, StreamingLedger
+from ledger_engine.apps.bank import build_ledger
+from ledger_engine.ingest import CUT_SHORT, TOO_DEEP, ingest_files, nonblank_lines, parse_line
+from ledger_engine.model import Event
+from ledger_engine.serial import run_serial
+from ledger_engine.values import MAX_NESTING
+
+LEDGER = build_ledger()
+
+
+def line(stream: Any, request_id: Any, payload: Any, **extra: Any) -> bytes:
+    envelope = {"stream": stream, "request_id": request_id, "payload": payload, **extra}
+    return json.dumps(envelope, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def deposit(rid: str, account: str, amount: Any = 100, asset_amount: Any = 10) -> dict:
+    return {
+        "account_id": f"acct-{account}",
+        "asset_id": f"asset-{account}",
+        "amount": amount,
+        "asset_amount": asset_amount,
+    }
+
+
+def transfer(source: str, target: str, amount: Any = 5, **extra: Any) -> dict:
+    return {
+        "source_account_id": f"acct-{source}",
+        "target_account_id": f"acct-{target}",
+        "source_asset_id": f"asset-{source}",
+        "target_asset_id": f"asset-{target}",
+        "amount": amount,
+        "asset_amount": 1,
+        **extra,
+    }
+
+
+def nested(levels: int, inner: Any = 1) -> Any:
+    for _ in range(levels):
+        inner = [inner]
+    return inner
+
+
+GOOD_DEPOSIT = line("deposits", "ok", deposit("ok", "a"))
+
+
+# -- lines that hold no event ------------------------------------------------------------------
+
+
+def test_every_cut_of_a_line_is_reported_as_cut_short():
+    raw = line("transfers", "r-é€😀", transfer("a", "b", memo='quote " and \\ and \u00e9'))
+    for end in range(1, len(raw)):
+        assert parse_line(raw[:end]) == CUT_SHORT, raw[:end]
+
+
+def test_a_complete_last_line_needs_no_newline():
+    lines = ingest_files([("f.jsonl", GOOD_DEPOSIT + b"\n" + GOOD_DEPOSIT.replace(b"ok", b"k2"))])
+    assert [x.problem for x in lines] == [None, None]
+
+
+def test_a_line_cut_in_the_middle_of_a_file_is_cut_short_and_the_next_lines_go_on():
+    content = GOOD_DEPOSIT[:30] + b"\n" + GOOD_DEPOSIT + b"\n"
+    lines = ingest_files([("f.jsonl", content)])
+    assert [(x.line_number, x.raw, x.problem) for x in lines] == [
+        (1, GOOD_DEPOSIT[:30], CUT_SHORT),
+        (2, GOOD_DEPOSIT, None),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("raw", "detail"),
+    [
+        (b'{"stream":"deposits"} trailing', "not valid JSON (Extra data"),
+        (b'{"a":1}}', "not valid JSON (Extra data"),
+        (b'{"a":[1}', "not valid JSON"),
+        (b"[1, 2", CUT_SHORT),
+        (b'{"a":"caf\xc3', CUT_SHORT),  # ends inside a two-byte character
+        (b'{"a":"caf\xe9"}', "not valid UTF-8 (invalid continuation byte at byte 9)"),
+        (b"\xff\xfe{\x00}\x00", "not valid UTF-8 (invalid start byte at byte 0)"),
+        (b'{"a": NaN}', "not valid JSON (NaN is not a JSON number)"),
+        (b'{"a": -Infinity}', "not valid JSON (-Infinity is not a JSON number)"),
+        (b'{"a": ' + b"7" * 5000 + b"}", "not valid JSON (Exceeds the limit (4300 digits)"),
+        (b"\x0c", "not valid JSON (Expecting value"),  # form feed is not JSON whitespace
+        (b"null", "line must hold a JSON object, not null"),
+        (b"[]", "line must hold a JSON object, not array"),
+        (b'"text"', "line must hold a JSON object, not string"),
+        (b'{"stream":"a","stream":"b"}', "line repeats the key 'stream' within one object"),
+        (b'{"payload":{"x":1,"x":1}}', "line repeats the key 'x' within one object"),
+        (b'{"stream":"deposits","request_id":"r"}', "envelope lacks field 'payload'"),
+        (b"{}", "envelope lacks fields 'payload', 'request_id', 'stream'"),
+        (
+            b'{"stream":"s","request_id":"r","payload":{},"ts":1}',
+            "envelope has unknown field 'ts'",
+        ),
+        (b"[" * 5000 + b"]" * 5000, TOO_DEEP),
+    ],
+)
+def test_a_line_that_holds_no_event_says_why(raw, detail):
+    problem = parse_line(raw)
+    assert isinstance(problem, str)
+    assert problem.startswith(detail) or detail in problem
+
+
+def test_nesting_is_refused_beyond_the_limit_and_not_before():
+    at_limit = line("s", "r", {"v": nested(MAX_NESTING - 1)})  # payload: MAX_NESTING levels
+    beyond = line("s", "r", {"v": nested(MAX_NESTING)})
+    assert isinstance(parse_line(at_limit), Event)
+    assert parse_line(beyond) == TOO_DEEP
+
+
+def test_a_byte_order_mark_and_a_crlf_ending_are_line_syntax_not_content():
+    lines = ingest_files([("f.jsonl", b"\xef\xbb\xbf" + GOOD_DEPOSIT + b"\r\n")])
+    assert lines[0].event == parse_line(GOOD_DEPOSIT)
+    assert lines[0].raw == b"\xef\xbb\xbf" + GOOD_DEPOSIT
+
+
+def test_only_lines_of_json_whitespace_are_blank():
+    content = b"\n \t\r\n\r\n\x0b\n" + GOOD_DEPOSIT
+    assert [number for number, _ in nonblank_lines(content)] == [4, 5]
+
+
+# -- events judged before they run -------------------------------------------------------------
+
+
+def bank_rejection(payload: Any, stream: Any = "transfers", rid: Any = "r1") -> tuple[str, str]:
+    rejection = screen(LEDGER.streams, Event(stream, rid, payload)).rejection
+    assert rejection is not None
+    return rejection.reason, rejection.detail
+
+
+def test_a_missing_declared_field_is_named():
+    payload = transfer("a", "b")
+    del payload["asset_amount"]
+    assert bank_rejection(payload) == (
+        "invalid_event",
+        "payload lacks field 'asset_amount' (fields it takes: amount, asset_amount, "
+        "min_balance, source_account_id, source_asset_id, target_account_id, target_asset_id)",
+    )
+
+
+def test_a_misspelt_field_is_named_as_missing_and_unknown():
+    payload = transfer("a", "b")
+    payload["ammount"] = payload.pop("amount")
+    reason, detail = bank_rejection(payload)
+    assert reason == "invalid_event"
+    assert detail.startswith("payload lacks field 'amount' and has unknown field 'ammount'")
+
+
+def test_many_unknown_fields_are_listed_briefly():
+    payload = {**transfer("a", "b"), **{f"extra_{i}_{'x' * 100}": i for i in range(9)}}
+    reason, detail = bank_rejection(payload)
+    assert reason == "invalid_event"
+    assert "has unknown fields 'extra_0_xxxx" in detail and "and 4 more" in detail
+    assert len(detail) < 600
+
+
+def test_a_stream_that_declares_no_fields_takes_any():
+    ledger = StreamingLedger.create("free")
+    notes = ledger.declare_state("notes", value_type=dict)
+
+    def keep(event: dict, ctx, note) -> None:
+        note.write(event)
+
+    ledger.using_stream("notes").apply(keep).on(notes, lambda e: e["id"], "note", AccessType.WRITE)
+    payload = {"id": "n1", "anything": [1.5, {"deep": 10**40}], "else": None}
+    result = run_serial(ledger, [Event("notes", "r1", payload)])
+    assert result.state == {"notes": {"n1": payload}}
+
+
+@pytest.mark.parametrize("rid", ["", 42, None, "r" * 1025, "é" * 513, "nul\x00", "\ud800"])
+def test_an_unusable_request_id_is_refused(rid):
+    assert bank_rejection(transfer("a", "b"), rid=rid) == ("invalid_event", INVALID_REQUEST_ID)
+
+
+def test_a_request_id_of_1024_bytes_is_usable():
+    assert (
+        screen(LEDGER.streams, Event("transfers", "é" * 512, transfer("a", "b"))).rejection is None
+    )
+
+
+def test_a_key_too_long_to_index_is_a_type_error():
+    reason, detail = bank_rejection(transfer("a" * 1100, "b"))
+    assert (reason, detail) == ("type_error", "key of 'source_account' is longer than 1024 bytes")
+
+
+@pytest.mark.parametrize(
+    ("stream", "detail"),
+    [
+        (None, "no stream given (stream is missing or null)"),
+        (7, "stream must be a stream name, not number 7"),
+        ("w" * 500, "unknown stream 'wwww"),
+    ],
+)
+def test_an_unknown_stream_is_named_briefly(stream, detail):
+    reason, found = bank_rejection({}, stream=stream)
+    assert reason == "invalid_event" and found.startswith(detail) and len(found) < 120
+
+
+@pytest.mark.parametrize(
+    ("payload", "detail"),
+    [
+        ({"v": nested(3_000)}, "payload nests arrays or objects deeper than 64 levels"),
+        ({"v": 10**5000}, "payload.v is an integer of more than 4300 digits"),
+    ],
+)
+def test_an_event_built_in_memory_that_cannot_be_encoded_is_rejected_not_crashed(payload, detail):
+    events = [Event("transfers", "r1", payload), Event("transfers", "r1", payload)]
+    first, again = run_serial(LEDGER, events), run_serial(LEDGER, events)
+    assert [(r.reason, r.detail) for r in first.rejections] == [("invalid_event", detail)]
+    assert [d.kind for d in first.duplicates] == ["exists"]
+    assert first == again
+
+
+# -- one batch of every kind of bad line through Spark and PostgreSQL ----------------------------
+
+# (raw line, reason, what the detail says); one line each, in file order.
+BAD_LINES: list[tuple[bytes, str, str]] = [
+    (b'{"stream":"deposits","request_id":"j1" "payload":{}}', "invalid_event", "not valid JSON"),
+    (
+        b'{"stream":"deposits","request_id":"u1","payload":{"account_id":"caf\xe9"}}',
+        "invalid_event",
+        "not valid UTF-8",
+    ),
+    (b"null", "invalid_event", "must hold a JSON object, not null"),
+    (b"[1,2]", "invalid_event", "must hold a JSON object, not array"),
+    (b'{"stream":"deposits","request_id":"m1"}', "invalid_event", "lacks field 'payload'"),
+    (
+        line("deposits", "x1", deposit("x1", "a"), sent_at="2024-01-01"),
+        "invalid_event",
+        "envelope has unknown field 'sent_at'",
+    ),
+    (
+        line("deposits", "f1", {"account_id": "acct-a", "amount": 5, "asset_amount": 1}),
+        "invalid_event",
+        "payload lacks field 'asset_id'",
+    ),
+    (
+        line("transfers", "f2", {**transfer("a", "b"), "ammount": 7}),
+        "invalid_event",
+        "has unknown field 'ammount'",
+    ),
+    (line("deposits", "t1", deposit("t1", "a", "100")), "aborted", "got '100'"),
+    (line("deposits", "t2", deposit("t2", "a", 12.5)), "aborted", "got 12.5"),
+    (
+        b'{"stream":"deposits","request_id":"t3","payload":{"account_id":"acct-a",'
+        b'"asset_id":"asset-a","amount":1e2,"asset_amount":1}}',
+        "aborted",
+        "got 100.0",
+    ),
+    (line("deposits", "t4", deposit("t4", "a", -5)), "aborted", "positive integer, got -5"),
+    (line("deposits", "t5", deposit("t5", "a", 0)), "aborted", "positive integer, got 0"),
+    (line("deposits", "o1", deposit("o1", "a", 2**63)), "overflow", "outside the int64 range"),
+    (
+        line("deposits", "o2", deposit("o2", "a", 10**4000)),  # stored as a jsonb numeric
+        "overflow",
+        "outside the int64 range",
+    ),
+    (
+        line("transfers", "o3", transfer("a", "b", min_balance=10**30)),
+        "overflow",
+        "min_balance 1000000000000000000000000000000 is outside the int64 range",
+    ),
+    (
+        b'{"stream":"deposits","request_id":"i1","payload":{"account_id":"acct-a",'
+        b'"asset_id":"asset-a","amount":1e999,"asset_amount":1}}',
+        "invalid_event",
+        "payload.amount is inf, which JSON cannot hold",
+    ),
+    (
+        b'{"stream":"deposits","request_id":"n1","payload":{"amount":NaN}}',
+        "invalid_event",
+        "NaN is not a JSON number",
+    ),
+    (
+        b'{"stream":"deposits","request_id":"n2","payload":{"amount":' + b"9" * 4400 + b"}}",
+        "invalid_event",
+        "Exceeds the limit (4300 digits)",
+    ),
+    (line("withdrawals", "s1", {}), "invalid_event", "unknown stream 'withdrawals'"),
+    (line(None, "s2", {}), "invalid_event", "no stream given"),
+    (line("deposits", "", deposit("", "a")), "invalid_event", INVALID_REQUEST_ID),
+    (line("deposits", 42, deposit("", "a")), "invalid_event", INVALID_REQUEST_ID),
+    (line("deposits", "r" * 2000, deposit("", "a")), "invalid_event", INVALID_REQUEST_ID),
+    (line("deposits", "nul\x00", deposit("", "a")), "invalid_event", INVALID_REQUEST_ID),
+    (
+        b'{"stream":"deposits","request_id":"\\ud800","payload":{}}',
+        "invalid_event",
+        INVALID_REQUEST_ID,
+    ),
+    (line("deposits", "p1", [1, 2]), "invalid_event", "payload must be an object, not array"),
+    (
+        line("deposits", "p2", {**deposit("p2", "a"), "account_id": "nul\x00"}),
+        "invalid_event",
+        "payload.account_id contains a NUL",
+    ),
+    (
+        line("deposits", "p3", {**deposit("p3", "a"), "asset_id": nested(MAX_NESTING - 1)}),
+        "type_error",  # nested to the limit: stored, and judged by the app
+        "key of 'asset' must be a str, got list",
+    ),
+    (
+        line("deposits", "p4", {**deposit("p4", "a"), "asset_id": nested(MAX_NESTING)}),
+        "invalid_event",
+        TOO_DEEP,
+    ),
+    (
+        line("deposits", "p5", {**deposit("p5", "a"), "account_id": "x" * 100_000}),
+        "type_error",  # a long line, kept whole
+        "key of 'account' is longer than 1024 bytes",
+    ),
+    (
+        b'{"stream":"deposits","stream":"transfers","request_id":"k1","payload":{}}',
+        "invalid_event",
+        "repeats the key 'stream'",
+    ),
+    (
+        b'{"stream":"deposits","request_id":"k2","payload":{"amount":1,"amount":2}}',
+        "invalid_event",
+        "repeats the key 'amount'",
+    ),
+    (b"\x0c", "invalid_event", "not valid JSON"),
+    (GOOD_DEPOSIT + b"\r" + GOOD_DEPOSIT, "invalid_event", "not valid JSON (Extra data"),
+    (b'{"stream":"deposits","request_id":"c1","payload":{"acc', "invalid_event", CUT_SHORT),
+]
+
+GOOD_LINES = [
+    line("deposits", "d1", deposit("d1", "a", 1_000, 100)),
+    line("deposits", "d2", deposit("d2", "b", 500)) + b"\r",  # a CRLF ending
+    b"\xef\xbb\xbf" + line("deposits", "d3", deposit("d3", "c", 10)),
+    b" \t ",  # blank: skipped, not counted
+    b"",
+    line("transfers", "t-ok", transfer("a", "b", 200, min_balance=0)),
+    line("balance_lookups", "l1", {"account_id": "acct-b"}),
+    line("deposits", "d1", deposit("d1", "a", 1_000, 100)),  # a retry: exists
+    line("deposits", "d2", deposit("d2", "b", 999)),  # a clash: exists_with_different_payload
+    line("balance_lookups", "l2", {"account_id": "acct-a"}),  # no newline after it
+]
+
+CUT_FILE_LINES = [
+    line("deposits", "e1", deposit("e1", "d", 70)),
+    line("balance_lookups", "e2", {"account_id": "acct-d"}),
+]
+CUT_LINE = line("transfers", "e3", transfer("d", "a", 20))[:57]
+
+
+def batch_files() -> list[tuple[str, bytes]]:
+    return [
+        ("batch-1-good.jsonl", b"\n".join(GOOD_LINES)),
+        ("batch-2-bad.jsonl", b"\n".join(raw for raw, _, _ in BAD_LINES) + b"\n"),
+        ("batch-3-empty.jsonl", b""),
+        ("batch-4-cut.jsonl", b"".join(x + b"\n" for x in CUT_FILE_LINES) + CUT_LINE),
+    ]
+
+
+def test_a_batch_of_every_kind_of_bad_line_loses_nothing(engine, commit_files):
+    files = batch_files()
+    expected = expected_batch(LEDGER, files)
+
+    summary = commit_files(engine, 0, files)
+
+    assert summary.committed
+    # Every line: same outcome, reason, detail, duplicate kind and raw bytes as the reference.
+    stored = stored_batch(engine, 0)
+    assert stored == expected.lines
+    by_line = {(x.source_file, x.line_number): x for x in stored}
+    for number, (raw, reason, detail) in enumerate(BAD_LINES, start=1):
+        kept = by_line["batch-2-bad.jsonl", number]
+        assert (kept.outcome, kept.reason, kept.raw) == ("rejected", reason, raw)
+        assert detail in kept.detail
+    cut = by_line["batch-4-cut.jsonl", 3]
+    assert (cut.outcome, cut.detail, cut.raw) == ("rejected", CUT_SHORT, CUT_LINE)
+    assert [by_line["batch-4-cut.jsonl", n].outcome for n in (1, 2)] == ["applied", "applied"]
+    good = [
+        (x.line_number, x.outcome, x.kind) for x in stored if x.source_file.endswith("good.jsonl")
+    ]
+    assert good == [
+        (1, "applied", None),
+        (2, "applied", None),
+        (3, "applied", None),
+        (6, "applied", None),
+        (7, "applied", None),
+        (8, "duplicate", "exists"),
+        (9, "duplicate", "exists_with_different_payload"),
+        (10, "applied", None),
+    ]
+    # The valid events applied exactly as the serial runner computes.
+    assert stored_bank_state(engine) == expected.result.state
+    assert stored_results(engine) == [
+        (r.stream, r.request_id, r.payload) for r in expected.result.results
+    ]
+    # The counts add up, in the batch report and in the batch's row.
+    counts = (summary.ingested, summary.applied, summary.rejected, summary.duplicates)
+    assert counts == stored_counts(engine, 0)
+    assert summary.ingested == len(expected.lines) == 8 + len(BAD_LINES) + 3
+    assert summary.ingested == summary.applied + summary.rejected + summary.duplicates
+    assert summary.rejected == len(BAD_LINES) + 1
