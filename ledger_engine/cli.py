@@ -1,4 +1,4 @@
-"""The `ledger` command: demo, generate, run, audit, balance, psql and db."""
+"""The `ledger` command: demo, generate, run, audit, balance, request, psql and db."""
 
 from __future__ import annotations
 
@@ -155,6 +155,49 @@ def cmd_balance(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_request(settings: Settings, args: argparse.Namespace) -> int:
+    """Print what became of one request id; exit 1 if no committed event carried it."""
+    from rich.markup import escape
+
+    from ledger_engine.model import canonical_json
+    from ledger_engine.store.database import open_store
+    from ledger_engine.store.requests import request_outcome
+
+    engine = open_store(settings)
+    try:
+        found = request_outcome(engine, args.request_id)
+    finally:
+        engine.dispose()
+    if found is None:
+        console.print(f"no request {escape(repr(args.request_id))}")
+        return 1
+    # Client-chosen ids, streams and payloads are printed escaped: "[" must not become markup.
+    where = f"batch {found.batch_id}, position {found.position}"
+    console.print(
+        f"{escape(found.request_id)} ({escape(str(found.stream))}): [bold]{found.outcome}[/]"
+        f" in {where}, committed {_utc(found.committed_at)}",
+        soft_wrap=True,
+    )
+    if found.rejection_reason is not None:
+        reason = f"{found.rejection_reason}: {found.rejection_detail}"
+        console.print(f"reason: {escape(reason)}", soft_wrap=True)
+    for payload in found.results:
+        console.print(f"result: {escape(canonical_json(payload))}", soft_wrap=True)
+    if found.duplicates:
+        table = Table(title=f"{len(found.duplicates)} duplicate(s) of {where}, not run")
+        for column in ("batch", "position", "kind", "committed (UTC)"):
+            table.add_column(column, no_wrap=True)
+        for d in found.duplicates:
+            at = _utc(d.committed_at).removesuffix(" UTC")  # narrow enough for 80 columns
+            table.add_row(str(d.batch_id), str(d.position), d.kind, at)
+        console.print(table)
+    return 0
+
+
+def _utc(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
 def cmd_psql(settings: Settings, args: argparse.Namespace) -> int:
     """Open psql (the one shipped with the embedded server) on the system of record."""
     from pgserver.postgres_server import POSTGRES_BIN_PATH
@@ -204,6 +247,9 @@ def build_parser() -> argparse.ArgumentParser:
     balance = commands.add_parser("balance", help=cmd_balance.__doc__)
     balance.add_argument("account")
     balance.set_defaults(handler=cmd_balance)
+    request = commands.add_parser("request", help=cmd_request.__doc__)
+    request.add_argument("request_id")
+    request.set_defaults(handler=cmd_request)
     # Everything after `ledger psql` goes to psql itself (see `main`).
     commands.add_parser("psql", help=cmd_psql.__doc__).set_defaults(handler=cmd_psql)
     db = commands.add_parser("db", help=cmd_db.__doc__)
