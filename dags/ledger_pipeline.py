@@ -28,7 +28,9 @@ when the batches committed and every audit passed.
 Task bodies are thin and import `ledger_engine` lazily, so parsing this file stays fast (no
 Spark, Great Expectations or database import at parse time); the logic lives in
 `ledger_engine`. `max_active_runs=1`: two runs must never drive the same streaming checkpoint
-at once.
+at once; the run lease (`ledger_engine.store.lease`) also keeps a DAG run and a manual
+`ledger run` apart: the later one waits up to `LEDGER_RUN_WAIT_SECONDS`, then fails saying
+which run holds the ledger.
 """
 
 from __future__ import annotations
@@ -93,12 +95,20 @@ def ledger_pipeline() -> None:
     @task(execution_timeout=timedelta(hours=1))
     def run_micro_batches() -> dict[str, Any]:
         """Process every landed event file; each micro-batch commits exactly once."""
+        from airflow.sdk import get_current_context
+
         from ledger_engine.config import Settings
         from ledger_engine.pipeline import run_pipeline
 
         settings = Settings.from_env()
         log.info("inbox %s, Spark master %s", settings.inbox, settings.spark_master)
-        report = run_pipeline(settings)
+        # Named in the run lease, so that a `ledger run` started meanwhile says who holds it.
+        holder = f"airflow {DAG_ID} {get_current_context()['run_id']}"
+
+        def on_wait(current: Any, waited: float) -> None:
+            log.info("waited %.0f s for %s", waited, current.describe() if current else "a run")
+
+        report = run_pipeline(settings, holder=holder, on_wait=on_wait)
         summary = {
             "batches": sum(1 for b in report.batches if b.committed),
             "replayed_batches": sum(1 for b in report.batches if not b.committed),

@@ -56,6 +56,10 @@ def _generate(
     return files, len(generated)
 
 
+# `ledger run` exits with this when another run holds the ledger (EX_TEMPFAIL: try again).
+EXIT_BUSY = 75
+
+
 def _run(settings: Settings, expected_events: int | None = None):
     from ledger_engine.pipeline import run_pipeline
 
@@ -66,7 +70,11 @@ def _run(settings: Settings, expected_events: int | None = None):
             progress.advance(task, summary.ingested)
             progress.update(task, description=f"micro-batch {summary.batch_id}: events committed")
 
-        report = run_pipeline(settings, on_batch=on_batch)
+        def on_wait(holder, waited: float) -> None:
+            who = holder.describe() if holder is not None else "another run"
+            progress.update(task, description=f"waiting {waited:.0f} s for {who}")
+
+        report = run_pipeline(settings, on_batch=on_batch, on_wait=on_wait)
     return report
 
 
@@ -87,16 +95,34 @@ def _print_run(report) -> None:
 
 
 def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
-    """Process every event file that has landed in the inbox."""
-    _print_run(_run(settings))
-    return 0
+    """Process every event file that has landed in the inbox (then audit, with --audit)."""
+    from ledger_engine.pipeline import BatchFailed
+    from ledger_engine.store.lease import LedgerBusy
+
+    if args.wait is not None:
+        settings = settings.with_overrides(run_wait_seconds=args.wait)
+    try:
+        report = _run(settings)
+    except LedgerBusy as busy:
+        console.print(f"[yellow]{busy}")
+        return EXIT_BUSY
+    except BatchFailed as failed:
+        console.print(f"[red]{failed}")
+        return 1
+    _print_run(report)
+    if not args.audit:
+        return 0
+    audit_report, page = _audit(settings)
+    _print_audit(audit_report, page)
+    return 0 if audit_report.passed else 1
 
 
 def _audit(settings: Settings):
     from ledger_engine.audit.runner import run_audits
+    from ledger_engine.faults import FaultSwitch
 
     with console.status("running audits: Merkle snapshots, hash chain, Great Expectations"):
-        return run_audits(settings)
+        return run_audits(settings, faults=FaultSwitch.from_setting(settings.fault))
 
 
 def _print_audit(report, page) -> None:
@@ -211,10 +237,13 @@ def cmd_psql(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_db(settings: Settings, args: argparse.Namespace) -> int:
-    """`ledger db url` prints the database URL; `ledger db stop` stops the embedded server."""
+    """`ledger db url` prints the database URL; `ledger db stop` stops the embedded server;
+    `ledger db create-login NAME --role reader|writer|auditor` creates a login user."""
     from ledger_engine.store.database import database_url
     from ledger_engine.store.embedded import stop_embedded
 
+    if args.action == "create-login":
+        return _create_login(settings, args)
     if args.action == "url":
         console.print(database_url(settings), soft_wrap=True)
     elif settings.database_url:
@@ -222,6 +251,38 @@ def cmd_db(settings: Settings, args: argparse.Namespace) -> int:
     else:
         stopped = stop_embedded(settings.pgdata)
         console.print("stopped" if stopped else "not running")
+    return 0
+
+
+def _create_login(settings: Settings, args: argparse.Namespace) -> int:
+    """Create a login in one of the access roles (sql/0007_roles.sql); the password comes from
+    LEDGER_NEW_LOGIN_PASSWORD or a prompt, never from the command line, and is never shown."""
+    from ledger_engine.store.database import open_store
+    from ledger_engine.store.roles import (
+        LoginError,
+        check_login_name,
+        create_login,
+        login_password,
+        login_url,
+    )
+
+    if not args.name or not args.role:
+        console.print("usage: ledger db create-login NAME --role reader|writer|auditor")
+        return 2
+    try:
+        check_login_name(args.name)  # before asking for a password
+        password = login_password(os.environ)
+        engine = open_store(settings)  # migrated: the roles exist
+        try:
+            create_login(engine, args.name, args.role, password)
+            url = login_url(engine.url.render_as_string(hide_password=False), args.name)
+        finally:
+            engine.dispose()
+    except LoginError as exc:
+        console.print(str(exc), style="red", markup=False)
+        return 1
+    console.print(f"created login {args.name!r} in role {args.role}; connect with:")
+    console.print(url, soft_wrap=True, markup=False)
     return 0
 
 
@@ -242,7 +303,15 @@ def build_parser() -> argparse.ArgumentParser:
     sample_options(generate, 10_000)
     generate.add_argument("--tag", help="run tag for file names and request ids")
     generate.set_defaults(handler=cmd_generate)
-    commands.add_parser("run", help=cmd_run.__doc__).set_defaults(handler=cmd_run)
+    run = commands.add_parser("run", help=cmd_run.__doc__)
+    run.add_argument(
+        "--wait",
+        type=float,
+        metavar="SECONDS",
+        help="how long to wait for another run to end (default: LEDGER_RUN_WAIT_SECONDS)",
+    )
+    run.add_argument("--audit", action="store_true", help="run every audit afterwards")
+    run.set_defaults(handler=cmd_run)
     commands.add_parser("audit", help=cmd_audit.__doc__).set_defaults(handler=cmd_audit)
     balance = commands.add_parser("balance", help=cmd_balance.__doc__)
     balance.add_argument("account")
@@ -253,7 +322,9 @@ def build_parser() -> argparse.ArgumentParser:
     # Everything after `ledger psql` goes to psql itself (see `main`).
     commands.add_parser("psql", help=cmd_psql.__doc__).set_defaults(handler=cmd_psql)
     db = commands.add_parser("db", help=cmd_db.__doc__)
-    db.add_argument("action", choices=["url", "stop"])
+    db.add_argument("action", choices=["url", "stop", "create-login"])
+    db.add_argument("name", nargs="?", help="create-login: the new login's name")
+    db.add_argument("--role", choices=["reader", "writer", "auditor"], help="create-login")
     db.set_defaults(handler=cmd_db)
     return parser
 

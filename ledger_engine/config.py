@@ -14,6 +14,8 @@
 | `LEDGER_FILES_PER_BATCH` | `4` | event files per micro-batch |
 | `LEDGER_ROUND_COST` | `20000` | a round's fixed cost, in transactions (cutting batches) |
 | `LEDGER_APP` | `ledger_engine.apps.bank:build_ledger` | `module:function` that builds the ledger |
+| `LEDGER_RUN_WAIT_SECONDS` | `300` | how long a pipeline run waits for another run to end |
+| `LEDGER_FAULT` | unset | tests only: die at `point[@batch][:action]` (`ledger_engine.faults`) |
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+
+from ledger_engine.faults import FaultPlan
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,6 +46,8 @@ class Settings:
     files_per_batch: int
     round_cost: int
     app: str
+    run_wait_seconds: float = 300.0
+    fault: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -50,6 +56,12 @@ class Settings:
         files_per_batch = int(env.get("LEDGER_FILES_PER_BATCH", "4"))
         if files_per_batch < 1:
             raise ValueError(f"LEDGER_FILES_PER_BATCH must be >= 1, got {files_per_batch}")
+        run_wait_seconds = float(env.get("LEDGER_RUN_WAIT_SECONDS", "300"))
+        if run_wait_seconds < 0:
+            raise ValueError(f"LEDGER_RUN_WAIT_SECONDS must be >= 0, got {run_wait_seconds}")
+        fault = env.get("LEDGER_FAULT") or None
+        if fault is not None:
+            FaultPlan.parse(fault)  # a mistyped fault fails here, not silently never fires
         return cls(
             database_url=env.get("LEDGER_DATABASE_URL") or None,
             data_dir=data_dir,
@@ -63,6 +75,8 @@ class Settings:
             files_per_batch=files_per_batch,
             round_cost=int(env.get("LEDGER_ROUND_COST", "20000")),
             app=env.get("LEDGER_APP", "ledger_engine.apps.bank:build_ledger"),
+            run_wait_seconds=run_wait_seconds,
+            fault=fault,
         )
 
     def with_overrides(self, **changes: object) -> Settings:

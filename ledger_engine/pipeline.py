@@ -16,15 +16,26 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import psycopg2
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from sqlalchemy import Engine
+from sqlalchemy.exc import DBAPIError
 
 from ledger_engine.api import StreamingLedger
 from ledger_engine.apps import load_ledger
 from ledger_engine.audit.merkle import MODULUS
 from ledger_engine.config import Settings
+from ledger_engine.faults import (
+    AFTER_COMMIT,
+    AFTER_READ,
+    AFTER_STAGING,
+    BEFORE_COMMIT,
+    DURING_EXECUTION,
+    NO_FAULTS,
+    FaultSwitch,
+)
 from ledger_engine.ingest import nonblank_lines
 from ledger_engine.model import APPLIED, DUPLICATE, REJECTED
 from ledger_engine.spark.admission import screen_files_task
@@ -40,6 +51,7 @@ from ledger_engine.store.commit import (
     committed_input,
 )
 from ledger_engine.store.database import open_store
+from ledger_engine.store.lease import Holder, RunLease, check_fence, run_lease
 from ledger_engine.store.staging import clear_staging, dsn_of
 from ledger_engine.store.state import check_state_tables
 
@@ -116,18 +128,26 @@ def _described(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
 
 
 class BatchProcessor:
-    """Runs micro-batches of one ledger on one Spark session into one system of record."""
+    """Runs micro-batches of one ledger on one Spark session into one system of record,
+    under a run's lease (`ledger_engine.store.lease`): every write checks it still holds.
+
+    `faults` is called at every fault point (`ledger_engine.faults`).
+    """
 
     def __init__(
         self,
         spark: SparkSession,
         ledger: StreamingLedger,
         engine: Engine,
+        lease: RunLease,
         options: ExecutionOptions | None = None,
+        faults: FaultSwitch = NO_FAULTS,
     ) -> None:
         self.spark = spark
         self.ledger = ledger
         self.engine = engine
+        self.lease = lease
+        self.faults = faults
         self.dsn = dsn_of(engine.url.render_as_string(hide_password=False))
         self.executor = BatchExecutor(spark, ledger, options or ExecutionOptions())
 
@@ -137,12 +157,20 @@ class BatchProcessor:
         staged, run = self.stage(batch_id, frame)
         if staged is None:
             return BatchSummary(batch_id, False, 0, 0, 0, 0, 0, time.perf_counter() - started, 0)
+        self.faults.reach(AFTER_STAGING, batch_id)
         executed = time.perf_counter()
         try:
-            report = commit_staged(self.engine, self.ledger, staged)
+            self.lease.confirm()
+            report = commit_staged(
+                self.engine,
+                self.ledger,
+                staged,
+                before_commit=lambda: self.faults.reach(BEFORE_COMMIT, batch_id),
+            )
         finally:
             if run is not None:
                 run.release()
+        self.faults.reach(AFTER_COMMIT, batch_id)
         counts = report.counts
         return BatchSummary(
             batch_id=batch_id,
@@ -166,6 +194,7 @@ class BatchProcessor:
     def stage(self, batch_id: int, frame: DataFrame) -> tuple[StagedBatch | None, BatchRun | None]:
         """Run a micro-batch and stage its outcome; `None` if it is already committed."""
         started = time.perf_counter()
+        self.lease.confirm()
         files = frame.select("path", "content").mapInArrow(_named, "name string, content binary")
         files = files.persist()
         try:
@@ -175,6 +204,7 @@ class BatchProcessor:
                 key=lambda f: f.name,
             )
             fingerprint = input_fingerprint(infos)
+            self.faults.reach(AFTER_READ, batch_id)
             committed = committed_input(self.engine, batch_id)
             if committed is not None:
                 if committed != fingerprint:
@@ -192,8 +222,14 @@ class BatchProcessor:
                 screen_files_task(self.ledger, offsets), spark_ddl(SCREENED)
             )
             sources = PostgresSources(self.dsn, batch_id, self.executor.bins)
-            sink = PostgresSink(self.dsn, batch_id, self.ledger)
-            run = self.executor.execute(screened, sources, sink, on_replan=self._clear_staging)
+            sink = PostgresSink(self.dsn, batch_id, self.ledger, self.lease.epoch)
+            run = self.executor.execute(
+                screened,
+                sources,
+                sink,
+                on_replan=self._clear_staging,
+                after_round=lambda _: self.faults.reach(DURING_EXECUTION, batch_id),
+            )
             ended = run.ended(
                 "event",
                 "source_file",
@@ -217,6 +253,7 @@ class BatchProcessor:
                     staged=staged,
                     merkle_deltas=deltas,
                     execute_seconds=time.perf_counter() - started,
+                    fence_epoch=self.lease.epoch,
                 ),
                 run,
             )
@@ -226,6 +263,8 @@ class BatchProcessor:
     def _clear_staging(self) -> None:
         conn = self.engine.raw_connection()
         try:
+            with conn.cursor() as cursor:
+                check_fence(cursor, self.lease.epoch)
             clear_staging(conn)
             conn.commit()
         finally:
@@ -252,6 +291,36 @@ def _totals(
     return staged, deltas
 
 
+class BatchFailed(RuntimeError):
+    """A micro-batch failed; the message says why and what to do."""
+
+    def __init__(self, batch_id: int, cause: BaseException) -> None:
+        super().__init__(
+            f"micro-batch {batch_id} failed: {failure_cause(cause)}. A batch commits in full "
+            "or not at all, and a committed batch id is never committed again: run the "
+            "pipeline again to complete it exactly once."
+        )
+        self.batch_id = batch_id
+
+
+_LOST_CONNECTION = ("psycopg2.OperationalError", "psycopg2.InterfaceError")
+
+
+def failure_cause(exc: BaseException) -> str:
+    """One line saying why a batch failed, for people; Spark's Java stack traces reduced to
+    the Python error inside them."""
+    text = f"{type(exc).__name__}: {exc}"
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    lost = [line for line in lines if line.startswith(_LOST_CONNECTION)]
+    if isinstance(exc, psycopg2.OperationalError | psycopg2.InterfaceError | DBAPIError) or lost:
+        detail = lost[0] if lost else lines[0]
+        return f"the connection to the system of record was lost ({detail[:300]})"
+    fenced = [line for line in lines if "Fenced: " in line]
+    if fenced:  # raised in a Spark task: the line is buried in Spark's report
+        return fenced[0][fenced[0].index("Fenced: ") :][:500]
+    return lines[0][:500] if lines else type(exc).__name__
+
+
 def run_pipeline(
     settings: Settings,
     *,
@@ -259,36 +328,64 @@ def run_pipeline(
     engine: Engine | None = None,
     options: ExecutionOptions | None = None,
     on_batch: Callable[[BatchSummary], None] | None = None,
+    faults: FaultSwitch | None = None,
+    holder: str = "ledger run",
+    on_wait: Callable[[Holder | None, float], None] | None = None,
 ) -> PipelineReport:
-    """Process every event file that has landed in the inbox, one micro-batch at a time."""
+    """Process every event file that has landed in the inbox, one micro-batch at a time.
+
+    The run holds the run lease throughout (waiting up to `settings.run_wait_seconds` for
+    another run, then raising `LedgerBusy`); a failing batch raises `BatchFailed`.
+    `faults`: the fault points' switch (default: from `settings.fault`).
+    """
     started = time.perf_counter()
     ledger = load_ledger(settings.app)
     store = engine or open_store(settings)
-    with store.connect() as conn:
-        check_state_tables(conn, ledger)
-    session = spark or build_session(
-        settings.spark_master,
-        driver_host=settings.spark_driver_host,
-        driver_memory=settings.spark_driver_memory,
-    )
-    processor = BatchProcessor(
-        session, ledger, store, options or ExecutionOptions(round_cost=settings.round_cost)
-    )
+    faults = faults or FaultSwitch.from_setting(settings.fault)
+    session: SparkSession | None = spark
     report = PipelineReport()
-
-    def handle(batch_id: int, frame: DataFrame) -> None:
-        summary = processor.process(batch_id, frame)
-        report.batches.append(summary)
-        if on_batch is not None:
-            on_batch(summary)
-
     try:
-        run_available_batches(
-            session, settings.inbox, settings.checkpoint, settings.files_per_batch, handle
-        )
+        with store.connect() as conn:
+            check_state_tables(conn, ledger)
+        with run_lease(
+            store, holder, wait_seconds=settings.run_wait_seconds, on_wait=on_wait
+        ) as lease:
+            session = session or build_session(
+                settings.spark_master,
+                driver_host=settings.spark_driver_host,
+                driver_memory=settings.spark_driver_memory,
+            )
+            processor = BatchProcessor(
+                session,
+                ledger,
+                store,
+                lease,
+                options or ExecutionOptions(round_cost=settings.round_cost),
+                faults,
+            )
+            failed: list[BatchFailed] = []
+
+            def handle(batch_id: int, frame: DataFrame) -> None:
+                try:
+                    summary = processor.process(batch_id, frame)
+                except Exception as exc:
+                    failed.append(BatchFailed(batch_id, exc))
+                    raise
+                report.batches.append(summary)
+                if on_batch is not None:
+                    on_batch(summary)
+
+            try:
+                run_available_batches(
+                    session, settings.inbox, settings.checkpoint, settings.files_per_batch, handle
+                )
+            except Exception as exc:
+                if failed:  # Spark wraps the batch's error: say what it was
+                    raise failed[0] from exc
+                raise
     finally:
         # Close only what this call opened; a caller's session and engine stay theirs.
-        if spark is None:
+        if spark is None and session is not None:
             session.stop()
         if engine is None:
             store.dispose()

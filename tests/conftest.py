@@ -25,6 +25,7 @@ from ledger_engine.apps.bank import build_ledger
 from ledger_engine.pipeline import BatchProcessor, BatchSummary, files_frame
 from ledger_engine.store.database import connect
 from ledger_engine.store.embedded import to_sqlalchemy_url
+from ledger_engine.store.lease import run_lease
 from ledger_engine.store.migrations import migrate
 
 
@@ -62,34 +63,48 @@ def _execute_autocommit(server_url: str, statement: sql.Composable) -> None:
         admin.dispose()
 
 
-@pytest.fixture
-def make_database_url(pg_server_url: str) -> Iterator[Callable[[], str]]:
-    """A factory of fresh databases with the schema of `sql/` applied; each call returns the
-    SQLAlchemy URL of a new one. All are dropped after the test."""
-    created: list[str] = []
-
-    def make(*, migrated: bool = True) -> str:
-        name = f"ledger_test_{uuid.uuid4().hex[:12]}"
-        _execute_autocommit(
-            pg_server_url, sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
-        )
-        created.append(name)
-        url = make_url(pg_server_url).set(database=name).render_as_string(hide_password=False)
-        if not migrated:
-            return url
+def _create_database(server_url: str, created: list[str], *, migrated: bool) -> str:
+    name = f"ledger_test_{uuid.uuid4().hex[:12]}"
+    _execute_autocommit(server_url, sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    created.append(name)
+    url = make_url(server_url).set(database=name).render_as_string(hide_password=False)
+    if migrated:
         engine = connect(url)
         try:
             migrate(engine)
         finally:
             engine.dispose()
-        return url
+    return url
 
-    yield make
+
+def _drop_databases(server_url: str, created: list[str]) -> None:
     for name in created:
         _execute_autocommit(
-            pg_server_url,
+            server_url,
             sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)),
         )
+
+
+@pytest.fixture
+def make_database_url(pg_server_url: str) -> Iterator[Callable[..., str]]:
+    """A factory of fresh databases with the schema of `sql/` applied; each call returns the
+    SQLAlchemy URL of a new one. All are dropped after the test."""
+    created: list[str] = []
+
+    def make(*, migrated: bool = True) -> str:
+        return _create_database(pg_server_url, created, migrated=migrated)
+
+    yield make
+    _drop_databases(pg_server_url, created)
+
+
+@pytest.fixture(scope="module")
+def module_database_url(pg_server_url: str) -> Iterator[str]:
+    """SQLAlchemy URL of a fresh migrated database shared by one test module, dropped after
+    it (for a reference run that several tests compare with)."""
+    created: list[str] = []
+    yield _create_database(pg_server_url, created, migrated=True)
+    _drop_databases(pg_server_url, created)
 
 
 @pytest.fixture
@@ -126,7 +141,8 @@ def spark():
 @pytest.fixture
 def commit_files(spark) -> Callable[..., BatchSummary]:
     """`commit(engine, batch_id, files, ledger=None)`: run one micro-batch of `files`
-    (name, content) through the pipeline (Spark, staging, commit) into `engine`'s database."""
+    (name, content) through the pipeline (Spark, staging, commit) into `engine`'s database,
+    under a run lease of its own."""
 
     def commit(
         engine: Engine,
@@ -134,7 +150,8 @@ def commit_files(spark) -> Callable[..., BatchSummary]:
         files: Iterable[tuple[str, bytes]],
         ledger: StreamingLedger | None = None,
     ) -> BatchSummary:
-        processor = BatchProcessor(spark, ledger or build_ledger(), engine)
-        return processor.process(batch_id, files_frame(spark, list(files)))
+        with run_lease(engine, "pytest commit_files") as lease:
+            processor = BatchProcessor(spark, ledger or build_ledger(), engine, lease)
+            return processor.process(batch_id, files_frame(spark, list(files)))
 
     return commit

@@ -15,6 +15,7 @@ from ledger_engine.audit.findings import AuditReport, CheckResult
 from ledger_engine.audit.report import write_report
 from ledger_engine.audit.snapshots import verify_snapshots
 from ledger_engine.config import PROJECT_ROOT, Settings
+from ledger_engine.faults import DURING_AUDITS, NO_FAULTS, FaultSwitch
 from ledger_engine.store.database import open_store
 
 EXPECTATIONS_ROOT = PROJECT_ROOT / "expectations"
@@ -53,11 +54,16 @@ def raise_on_failure(checks: list[CheckResult]) -> None:
 
 
 def run_audits(
-    settings: Settings, *, engine: Engine | None = None, expectations_root: Path | None = None
+    settings: Settings,
+    *,
+    engine: Engine | None = None,
+    expectations_root: Path | None = None,
+    faults: FaultSwitch = NO_FAULTS,
 ) -> tuple[AuditReport, Path]:
     """Every audit, then the HTML report; returns the report and the path of its page."""
     engine = engine or open_store(settings)
     report = AuditReport()
     report.checks.extend(snapshot_checks(settings, engine))
+    faults.reach(DURING_AUDITS)
     report.checks.extend(expectation_checks(settings, engine, expectations_root))
     return report, write_report(engine, report, settings.reports)

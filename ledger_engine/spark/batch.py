@@ -138,11 +138,13 @@ class BatchExecutor:
         sources: Sources,
         sink: BatchSink,
         on_replan: Callable[[], None] | None = None,
+        after_round: Callable[[int], None] | None = None,
     ) -> BatchRun:
         """Run a batch of screened events (schema `codec.SCREENED`) to the end.
 
         `on_replan` is called before a batch is executed again because a deferred add
-        overflowed (a sink with side effects discards what it staged).
+        overflowed (a sink with side effects discards what it staged); `after_round(r)` once
+        round `r` has run.
         """
         seconds: dict[str, float] = {}
         clock = time.perf_counter()
@@ -162,7 +164,9 @@ class BatchExecutor:
             )
             seconds["plan"] = seconds.get("plan", 0.0) + time.perf_counter() - clock
             clock = time.perf_counter()
-            outputs, settled = self._run(screened, positions, schedule, sources, sink, seconds)
+            outputs, settled = self._run(
+                screened, positions, schedule, sources, sink, seconds, after_round
+            )
             overflowed = settled.where(F.col("tag") == OVERFLOW).select("table", "key").collect()
             seconds["execute"] = seconds.get("execute", 0.0) + time.perf_counter() - clock
             if not overflowed:
@@ -214,6 +218,7 @@ class BatchExecutor:
         sources: Sources,
         sink: BatchSink,
         seconds: dict[str, float],
+        after_round: Callable[[int], None] | None,
     ) -> tuple[list[DataFrame], DataFrame]:
         placement = self.spark.sparkContext.broadcast(
             Placement(
@@ -260,6 +265,8 @@ class BatchExecutor:
                 )
                 written = writes if written is None else written.unionByName(writes)
             seconds[f"round {round_}"] = time.perf_counter() - clock
+            if after_round is not None:
+                after_round(round_)
         clock = time.perf_counter()
         if schedule.deferred:
             pending = outputs[0]

@@ -152,23 +152,30 @@ class PostgresSink:
 
     wants_nets = True
 
-    def __init__(self, dsn: str, batch_id: int, ledger: StreamingLedger) -> None:
+    def __init__(self, dsn: str, batch_id: int, ledger: StreamingLedger, fence_epoch: int) -> None:
         self.dsn = dsn
         self.batch_id = batch_id
         self.ledger = ledger
+        self.fence_epoch = fence_epoch  # the run's lease: every task's staging checks it
         self._stager: Stager | None = None
         self._merkle: dict[tuple[str, int], int] = {}
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"dsn": self.dsn, "batch_id": self.batch_id, "ledger": self.ledger}
+        return {
+            "dsn": self.dsn,
+            "batch_id": self.batch_id,
+            "ledger": self.ledger,
+            "fence_epoch": self.fence_epoch,
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["dsn"], state["batch_id"], state["ledger"])  # type: ignore[misc]
+        self.__init__(**state)  # type: ignore[misc]
 
     def _open(self, stage: str) -> Stager:
         if self._stager is None:
             partition = TaskContext.get().partitionId()
-            self._stager = Stager(self.dsn, self.batch_id, f"{stage}:{partition}")
+            slot = f"{stage}:{partition}"
+            self._stager = Stager(self.dsn, self.batch_id, slot, self.fence_epoch)
         return self._stager
 
     def _done(self, events: int = 0) -> Iterator[pa.RecordBatch]:

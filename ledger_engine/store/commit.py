@@ -1,13 +1,14 @@
 """The exactly-once batch commit: one PostgreSQL transaction per micro-batch.
 
 Spark tasks have staged the batch (`ledger_engine.store.staging`). The commit, on the driver,
-takes the commit lock, checks that the batch is new and follows the last one, checks that the
-staging holds exactly what the tasks reported (every line of the batch once, no row written by
-two tasks of one round, no task's rows twice), checks that every row the batch changes still
-holds the value the batch read, and then, set-based inside PostgreSQL: applies the net row
-changes, moves the event log, change log, results, rejections, duplicates and executed request
-ids into the ledger, updates the tables' Merkle bucket digests, writes the batch row with the
-roots and the hash chaining it to the batch before, and empties the staging.
+takes the commit lock, checks that its run still holds the run lease
+(`ledger_engine.store.lease`) and that the batch is new and follows the last one, checks that
+the staging holds exactly what the tasks reported (every line of the batch once, no row
+written by two tasks of one round, no task's rows twice), checks that every row the batch
+changes still holds the value the batch read, and then, set-based inside PostgreSQL: applies
+the net row changes, moves the event log, change log, results, rejections, duplicates and
+executed request ids into the ledger, updates the tables' Merkle bucket digests, writes the
+batch row with the roots and the hash chaining it to the batch before, and empties the staging.
 
 A batch id already committed with the same input is a no-op; with a different input it is an
 error, since it means the streaming checkpoint and the system of record disagree.
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +29,7 @@ from sqlalchemy import Connection, Engine, text
 from ledger_engine.api import StreamingLedger, Table
 from ledger_engine.audit.merkle import MODULUS, digests_of, root_of
 from ledger_engine.model import APPLIED, DUPLICATE, REJECTED, canonical_hash, canonical_json
+from ledger_engine.store.lease import check_fence
 from ledger_engine.store.staging import STAGE_COLUMNS, clear_staging
 from ledger_engine.store.state import snapshot_rows
 
@@ -52,6 +54,7 @@ class StagedBatch:
     staged: Mapping[str, int]  # rows per staging table, summed over the tasks' reports
     merkle_deltas: Mapping[tuple[str, int], int]  # (table, bucket) -> digest delta
     execute_seconds: float
+    fence_epoch: int  # the lease of the run that staged it (`ledger_engine.store.lease`)
 
 
 @dataclass(frozen=True)
@@ -95,11 +98,22 @@ def committed_input(engine: Engine, batch_id: int) -> str | None:
         ).scalar()
 
 
-def commit_staged(engine: Engine, ledger: StreamingLedger, batch: StagedBatch) -> CommitReport:
-    """Commit a staged batch exactly once (see the module docstring)."""
+def commit_staged(
+    engine: Engine,
+    ledger: StreamingLedger,
+    batch: StagedBatch,
+    before_commit: Callable[[], None] | None = None,
+) -> CommitReport:
+    """Commit a staged batch exactly once (see the module docstring).
+
+    Refused (`Fenced`) if the run that staged it no longer holds the run lease.
+    `before_commit` is called inside the transaction once everything is written, just
+    before COMMIT (a fault point).
+    """
     clock = _Clock()
     with engine.begin() as conn:
         conn.execute(text("SELECT pg_advisory_xact_lock(:lock)"), {"lock": _COMMIT_LOCK})
+        check_fence(conn.connection.cursor(), batch.fence_epoch)
         existing = conn.execute(
             text(
                 "SELECT input_fingerprint, batch_hash, merkle_roots FROM ledger_batches"
@@ -130,6 +144,8 @@ def commit_staged(engine: Engine, ledger: StreamingLedger, batch: StagedBatch) -
         batch_hash = _insert_batch_row(conn, batch, counts, roots, prev_hash)
         clear_staging(conn.connection)
         clock.lap("batch row")
+        if before_commit is not None:
+            before_commit()
     clock.lap("commit")
     return CommitReport(batch.batch_id, True, batch_hash, roots, counts, clock.seconds)
 

@@ -24,6 +24,7 @@ from pyarrow import csv
 
 from ledger_engine.admission import valid_request_id
 from ledger_engine.model import Change, Event, canonical_json
+from ledger_engine.store.lease import check_fence
 from ledger_engine.values import json_problem, key_text, storable_text
 
 STAGE_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -161,24 +162,32 @@ def _column(name: str, values: tuple) -> pa.Array:
 class Stager:
     """One task's staging: one connection, one transaction, its slot cleared first.
 
+    The transaction first checks that the run's lease (`fence_epoch`) still holds
+    (`ledger_engine.store.lease`): a task of a run that lost its lease stages nothing.
+
     Rows are buffered per table and sent with `COPY ... (FORMAT csv)`, written by Arrow's CSV
     writer from columns, so that Python touches each value once.
     """
 
-    def __init__(self, dsn: str, batch_id: int, slot: str) -> None:
+    def __init__(self, dsn: str, batch_id: int, slot: str, fence_epoch: int) -> None:
         self.batch_id = batch_id
         self.slot = slot
         self.counts: dict[str, int] = dict.fromkeys(STAGE_COLUMNS, 0)
         self._rows: dict[str, list[tuple]] = {name: [] for name in STAGE_COLUMNS}
         self._conn = psycopg2.connect(dsn)
-        with self._conn.cursor() as cursor:
-            for name in STAGE_COLUMNS:
-                cursor.execute(
-                    sql.SQL("DELETE FROM {} WHERE batch_id = %s AND slot = %s").format(
-                        sql.Identifier(name)
-                    ),
-                    (batch_id, slot),
-                )
+        try:
+            with self._conn.cursor() as cursor:
+                check_fence(cursor, fence_epoch)
+                for name in STAGE_COLUMNS:
+                    cursor.execute(
+                        sql.SQL("DELETE FROM {} WHERE batch_id = %s AND slot = %s").format(
+                            sql.Identifier(name)
+                        ),
+                        (batch_id, slot),
+                    )
+        except BaseException:
+            self._conn.close()
+            raise
 
     def add(self, table: str, row: Sequence[Any]) -> None:
         assert len(row) == len(STAGE_COLUMNS[table]), f"{table} takes {STAGE_COLUMNS[table]}"

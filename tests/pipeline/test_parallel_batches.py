@@ -14,6 +14,7 @@ from ledger_engine.apps.bank_events import event_to_line, generate_events
 from ledger_engine.model import INT64_MAX
 from ledger_engine.pipeline import BatchProcessor, files_frame
 from ledger_engine.spark.batch import ExecutionOptions
+from ledger_engine.store.lease import run_lease
 
 LEDGER = build_ledger()
 
@@ -25,8 +26,9 @@ def rows(engine: Engine, query: str) -> list[tuple]:
 
 def commit(spark, engine: Engine, batch_id: int, events: list[Event], options) -> Any:
     content = "".join(event_to_line(e) + "\n" for e in events).encode()
-    processor = BatchProcessor(spark, LEDGER, engine, options)
-    return processor.process(batch_id, files_frame(spark, [(f"b{batch_id}.jsonl", content)]))
+    with run_lease(engine, "pytest") as lease:
+        processor = BatchProcessor(spark, LEDGER, engine, lease, options)
+        return processor.process(batch_id, files_frame(spark, [(f"b{batch_id}.jsonl", content)]))
 
 
 def assert_stored(engine: Engine, expected: RunResult) -> None:

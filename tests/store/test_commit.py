@@ -10,6 +10,7 @@ from sqlalchemy import Engine, text
 from ledger_engine.apps.bank import build_ledger
 from ledger_engine.pipeline import BatchProcessor, files_frame
 from ledger_engine.store.commit import CommitRefused, commit_staged
+from ledger_engine.store.lease import run_lease
 
 LEDGER = build_ledger()
 
@@ -155,15 +156,16 @@ def test_batches_must_be_contiguous(engine: Engine, commit) -> None:
 def test_a_row_changed_behind_the_engine_refuses_the_commit(engine: Engine, commit, spark) -> None:
     commit(engine, 0, files(deposit("d1", "alice", 100)))
     batch = files(transfer("t1", "alice", "bob", 30), name="events-000002.jsonl")
-    processor = BatchProcessor(spark, LEDGER, engine)
-    staged, run = processor.stage(1, files_frame(spark, batch))
-    assert staged is not None and run is not None
-    # Change the row between the batch's read and its commit, as a rogue writer would.
-    with engine.begin() as conn:
-        conn.execute(text("UPDATE accounts SET value = 1000 WHERE key = 'alice'"))
-    with pytest.raises(CommitRefused, match="changed behind the engine"):
-        commit_staged(engine, LEDGER, staged)
-    run.release()
+    with run_lease(engine, "pytest") as lease:
+        processor = BatchProcessor(spark, LEDGER, engine, lease)
+        staged, run = processor.stage(1, files_frame(spark, batch))
+        assert staged is not None and run is not None
+        # Change the row between the batch's read and its commit, as a rogue writer would.
+        with engine.begin() as conn:
+            conn.execute(text("UPDATE accounts SET value = 1000 WHERE key = 'alice'"))
+        with pytest.raises(CommitRefused, match="changed behind the engine"):
+            commit_staged(engine, LEDGER, staged)
+        run.release()
     assert table(engine, "SELECT count(*) FROM ledger_batches") == [(1,)]
     assert table(engine, "SELECT value FROM accounts WHERE key = 'alice'") == [(1000,)]
 

@@ -5,6 +5,7 @@ reported."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 import pytest
 from sqlalchemy import Engine, text
@@ -12,6 +13,7 @@ from sqlalchemy import Engine, text
 from ledger_engine.apps.bank import build_ledger
 from ledger_engine.pipeline import BatchProcessor, files_frame
 from ledger_engine.store.commit import CommitRefused, commit_staged
+from ledger_engine.store.lease import RunLease, run_lease
 from ledger_engine.store.staging import Stager, dsn_of
 
 HOSTILE = [
@@ -35,8 +37,15 @@ def dsn(engine: Engine) -> str:
     return dsn_of(engine.url.render_as_string(hide_password=False))
 
 
-def test_text_bytes_and_nulls_survive_staging_exactly(engine: Engine) -> None:
-    stager = Stager(dsn(engine), 7, "test:0")
+@pytest.fixture
+def lease(engine: Engine) -> Iterator[RunLease]:
+    """The run lease, held for the test: staging checks it."""
+    with run_lease(engine, "pytest") as held:
+        yield held
+
+
+def test_text_bytes_and_nulls_survive_staging_exactly(engine: Engine, lease: RunLease) -> None:
+    stager = Stager(dsn(engine), 7, "test:0", lease.epoch)
     for position, value in enumerate(HOSTILE):
         stager.add(
             "ledger_stage_rejections",
@@ -56,12 +65,14 @@ def test_text_bytes_and_nulls_survive_staging_exactly(engine: Engine) -> None:
     assert payloads == [(v,) for v in HOSTILE]
 
 
-def test_a_task_staging_its_slot_again_replaces_its_earlier_attempt(engine: Engine) -> None:
+def test_a_task_staging_its_slot_again_replaces_its_earlier_attempt(
+    engine: Engine, lease: RunLease
+) -> None:
     for attempt in range(3):
-        stager = Stager(dsn(engine), 1, "round0:1")
+        stager = Stager(dsn(engine), 1, "round0:1", lease.epoch)
         stager.add("ledger_stage_duplicates", (attempt, "s", "r", "exists"))
         stager.commit()
-    other = Stager(dsn(engine), 1, "round0:2")
+    other = Stager(dsn(engine), 1, "round0:2", lease.epoch)
     other.add("ledger_stage_duplicates", (9, "s", "r", "exists"))
     other.commit()
     assert rows(engine, "SELECT slot, position FROM ledger_stage_duplicates ORDER BY slot") == [
@@ -70,8 +81,8 @@ def test_a_task_staging_its_slot_again_replaces_its_earlier_attempt(engine: Engi
     ]
 
 
-def test_an_abandoned_attempt_stages_nothing(engine: Engine) -> None:
-    stager = Stager(dsn(engine), 1, "round0:0")
+def test_an_abandoned_attempt_stages_nothing(engine: Engine, lease: RunLease) -> None:
+    stager = Stager(dsn(engine), 1, "round0:0", lease.epoch)
     stager.add("ledger_stage_duplicates", (0, "s", "r", "exists"))
     stager.flush()
     stager.abandon()
@@ -79,7 +90,7 @@ def test_an_abandoned_attempt_stages_nothing(engine: Engine) -> None:
 
 
 @pytest.fixture
-def staged(spark, engine: Engine):
+def staged(spark, engine: Engine, lease: RunLease):
     """A staged, uncommitted batch of three deposits and a transfer."""
     lines = [
         {
@@ -109,7 +120,7 @@ def staged(spark, engine: Engine):
         }
     )
     content = "".join(json.dumps(line) + "\n" for line in lines).encode()
-    processor = BatchProcessor(spark, build_ledger(), engine)
+    processor = BatchProcessor(spark, build_ledger(), engine, lease)
     batch, run = processor.stage(0, files_frame(spark, [("b.jsonl", content)]))
     assert batch is not None and run is not None
     yield batch

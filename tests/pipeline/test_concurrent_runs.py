@@ -1,0 +1,226 @@
+"""Two pipeline runs on one system of record: one proceeds, the other waits or exits saying
+why, and nothing is doubled, even when the first holder is killed mid-batch."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import psycopg2
+import pytest
+from recorded_ledger import ledger_command, pipeline_env
+from sqlalchemy import Engine, text
+
+from ledger_engine.apps.bank import build_ledger
+from ledger_engine.apps.bank_events import generate_events, write_event_files
+from ledger_engine.audit.oracle import serial_differences
+from ledger_engine.cli import EXIT_BUSY
+from ledger_engine.config import PROJECT_ROOT, Settings
+from ledger_engine.pipeline import run_pipeline
+from ledger_engine.store.commit import StagedBatch, commit_staged
+from ledger_engine.store.lease import RUN_LOCK, Fenced, LeaseLost, LedgerBusy, run_lease
+from ledger_engine.store.staging import Stager, dsn_of
+
+LEDGER = build_ledger()
+
+
+def rows(engine: Engine, query: str) -> list[tuple]:
+    with engine.connect() as conn:
+        return [tuple(r) for r in conn.execute(text(query))]
+
+
+def land(inbox: Path, count: int = 300, per_file: int = 100) -> None:
+    write_event_files(generate_events(count, accounts=20, seed=31), inbox, events_per_file=per_file)
+
+
+def kill_lease_connection(engine: Engine) -> None:
+    """Cut off the session that holds the run lease, as a network partition or a server-side
+    timeout would, while its owner goes on."""
+    with engine.begin() as conn:
+        killed = conn.execute(
+            text(
+                "SELECT pg_terminate_backend(l.pid) FROM pg_locks l"
+                " JOIN pg_database d ON d.oid = l.database"
+                " WHERE l.locktype = 'advisory' AND d.datname = current_database()"
+                " AND l.granted"
+            )
+        ).all()
+    assert killed == [(True,)], "exactly one session held the lease"
+
+
+def test_a_run_started_while_another_holds_the_ledger_exits_naming_the_holder(
+    database_url: str, engine: Engine, tmp_path: Path
+) -> None:
+    env = pipeline_env(tmp_path, database_url)
+    land(Settings.from_env(env).inbox)
+    with run_lease(engine, "the nightly backfill"):
+        second = ledger_command(["run", "--wait", "1"], env)
+    assert second.returncode == EXIT_BUSY, second.stdout + second.stderr
+    assert "the ledger is busy" in second.stdout
+    assert "the nightly backfill" in second.stdout
+    assert rows(engine, "SELECT count(*) FROM ledger_batches") == [(0,)]
+    assert rows(engine, "SELECT holder, outcome FROM ledger_runs") == [
+        ("the nightly backfill", "finished")
+    ]
+
+
+def test_a_run_that_may_wait_starts_once_the_holder_lets_go(
+    database_url: str, engine: Engine, spark, tmp_path: Path
+) -> None:
+    settings = Settings.from_env(pipeline_env(tmp_path, database_url)).with_overrides(
+        run_wait_seconds=120
+    )
+    land(settings.inbox)
+    waits: list[float] = []
+    held = threading.Event()
+
+    def hold_for_a_while() -> None:
+        with run_lease(engine, "a short first run"):
+            held.set()
+            time.sleep(3)
+
+    first = threading.Thread(target=hold_for_a_while)
+    first.start()
+    held.wait(30)
+    report = run_pipeline(
+        settings, spark=spark, engine=engine, on_wait=lambda _, waited: waits.append(waited)
+    )
+    first.join()
+
+    assert waits, "the second run waited"
+    assert [b.batch_id for b in report.batches] == [0, 1, 2]
+    assert serial_differences(engine, LEDGER, settings.inbox) == []
+
+
+def test_two_runs_started_at_once_commit_every_batch_exactly_once(
+    database_url: str, engine: Engine, tmp_path: Path
+) -> None:
+    env = {**pipeline_env(tmp_path, database_url), "LEDGER_RUN_WAIT_SECONDS": "600"}
+    settings = Settings.from_env(env)
+    land(settings.inbox)
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "ledger_engine.cli", "run"],
+            env={**os.environ, **env},
+            cwd=PROJECT_ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    outputs = [run.communicate(timeout=600)[0] for run in runs]
+
+    assert [run.returncode for run in runs] == [0, 0], outputs
+    assert rows(engine, "SELECT count(*) FROM ledger_batches") == [(3,)]
+    assert rows(engine, "SELECT outcome FROM ledger_runs ORDER BY epoch") == [
+        ("finished",),
+        ("finished",),
+    ]
+    assert serial_differences(engine, LEDGER, settings.inbox) == []
+
+
+def test_a_killed_holder_frees_the_ledger_for_the_next_run(
+    database_url: str, engine: Engine, spark, tmp_path: Path
+) -> None:
+    env = pipeline_env(tmp_path, database_url)
+    settings = Settings.from_env(env)
+    land(settings.inbox)
+    stderr = tmp_path / "first.stderr"
+    with stderr.open("w") as sink:
+        first = subprocess.Popen(
+            [sys.executable, "-m", "ledger_engine.cli", "run"],
+            env={**os.environ, **env, "LEDGER_FAULT": "after_staging@1:pause"},
+            cwd=PROJECT_ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=sink,
+        )
+    try:
+        deadline = time.monotonic() + 300
+        while "LEDGER_FAULT: paused" not in stderr.read_text():
+            assert first.poll() is None, stderr.read_text()
+            assert time.monotonic() < deadline, "the first run never reached its pause"
+            time.sleep(0.5)
+        with pytest.raises(LedgerBusy, match="ledger run, pid"):
+            run_pipeline(settings, spark=spark, engine=engine)
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait(60)
+
+    report = run_pipeline(settings.with_overrides(run_wait_seconds=60), spark=spark, engine=engine)
+
+    assert [b.batch_id for b in report.batches] == [1, 2]
+    assert rows(engine, "SELECT outcome FROM ledger_runs ORDER BY epoch") == [
+        ("abandoned",),
+        ("finished",),
+    ]
+    assert serial_differences(engine, LEDGER, settings.inbox) == []
+
+
+def test_a_run_that_lost_its_lease_can_neither_stage_nor_commit(
+    database_url: str, engine: Engine
+) -> None:
+    dsn = dsn_of(database_url)
+    with run_lease(engine, "cut off") as stale:
+        kill_lease_connection(engine)
+        with pytest.raises(LeaseLost, match="was lost"):
+            stale.confirm()
+        with run_lease(engine, "next") as current:
+            assert current.epoch == stale.epoch + 1
+            with pytest.raises(Fenced, match=f"epoch {stale.epoch}"):
+                Stager(dsn, 0, "round0:0", stale.epoch)
+            staged = StagedBatch(0, LEDGER.name, (), "f" * 64, 0, {}, {}, 0.0, stale.epoch)
+            with pytest.raises(Fenced):
+                commit_staged(engine, LEDGER, staged)
+            Stager(dsn, 0, "round0:0", current.epoch).commit()
+            fresh = replace(staged, fence_epoch=current.epoch)
+            assert commit_staged(engine, LEDGER, fresh).committed
+    assert rows(engine, "SELECT holder, outcome FROM ledger_runs ORDER BY epoch") == [
+        ("cut off", "abandoned"),
+        ("next", "finished"),
+    ]
+
+
+def test_a_write_in_flight_holds_back_the_next_lease_until_it_ends(
+    database_url: str, engine: Engine
+) -> None:
+    """The fence's share lock: a stale task mid-transaction finishes (its rows are then
+    discarded by the next run's first step) before the next run takes its epoch."""
+    with run_lease(engine, "first") as first:
+        stager = Stager(dsn_of(database_url), 0, "round0:0", first.epoch)
+        kill_lease_connection(engine)
+        taken: list[int] = []
+        second = threading.Thread(
+            target=lambda: taken.extend(_take_lease_epoch(engine)), daemon=True
+        )
+        second.start()
+        second.join(2)
+        assert second.is_alive() and taken == [], "the next run waits for the write in flight"
+        stager.commit()
+        second.join(30)
+        assert taken == [first.epoch + 1]
+
+
+def _take_lease_epoch(engine: Engine) -> list[int]:
+    with run_lease(engine, "second", wait_seconds=30) as lease:
+        return [lease.epoch]
+
+
+def test_the_lease_connection_is_a_connection_of_its_own(database_url: str, engine: Engine) -> None:
+    """Closing the engine's pool must not end the lease (nor returning it to the pool)."""
+    with run_lease(engine, "holder") as lease:
+        engine.dispose()
+        lease.confirm()
+        conn = psycopg2.connect(dsn_of(database_url))
+        try:
+            with conn.cursor() as cursor:
+                cursor.execute("SELECT pg_try_advisory_lock(%s)", (RUN_LOCK,))
+                assert cursor.fetchone() == (False,)
+        finally:
+            conn.close()

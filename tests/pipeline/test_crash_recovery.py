@@ -1,0 +1,134 @@
+"""A pipeline that dies at any point and runs again ends exactly as one that never died.
+
+Each case runs `ledger run` as a process of its own with `LEDGER_FAULT` set, so that it dies
+abruptly (`os._exit`: no cleanup, no goodbye to PostgreSQL or Spark) at one named point of the
+second of three micro-batches, or in the audits; then runs the pipeline again and compares
+everything in PostgreSQL, row by row, with an uninterrupted run over the same files and with
+the serial runner over those files.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from recorded_ledger import ledger_command, ledger_dump, pipeline_env
+from sqlalchemy import Engine, text
+
+from ledger_engine.apps.bank import build_ledger
+from ledger_engine.apps.bank_events import generate_events, write_event_files
+from ledger_engine.audit.oracle import serial_differences
+from ledger_engine.audit.runner import run_audits, snapshot_checks
+from ledger_engine.config import Settings
+from ledger_engine.faults import (
+    AFTER_COMMIT,
+    AFTER_READ,
+    AFTER_STAGING,
+    BEFORE_COMMIT,
+    DURING_AUDITS,
+    DURING_EXECUTION,
+    FAULT_EXIT_CODE,
+    FAULT_POINTS,
+)
+from ledger_engine.model import Event
+from ledger_engine.pipeline import run_pipeline
+from ledger_engine.store.database import connect
+
+CRASHED_BATCH = 1  # of batches 0, 1, 2: one batch is committed before the crash, one after
+
+
+def land_events(inbox: Path) -> None:
+    """Three files, one micro-batch each, with faulty events, retries and a retry across
+    batches (the first event again, at the end of the last file)."""
+    events = generate_events(449, accounts=25, seed=23, bad_fraction=0.02, duplicate_fraction=0.03)
+    first = events[0]
+    events.append(Event(first.stream, first.request_id, first.payload))
+    write_event_files(events, inbox, events_per_file=150)
+
+
+def rows(engine: Engine, query: str) -> list[tuple]:
+    with engine.connect() as conn:
+        return [tuple(r) for r in conn.execute(text(query))]
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(module_database_url: str, spark, tmp_path_factory) -> dict[str, list[tuple]]:
+    """Everything an uninterrupted run stores for the same files."""
+    data_dir = tmp_path_factory.mktemp("uninterrupted")
+    settings = Settings.from_env(pipeline_env(data_dir, module_database_url))
+    land_events(settings.inbox)
+    engine = connect(module_database_url)
+    try:
+        report = run_pipeline(settings, spark=spark, engine=engine)
+        assert [b.batch_id for b in report.batches] == [0, 1, 2]
+        assert serial_differences(engine, build_ledger(), settings.inbox) == []
+        return ledger_dump(engine)
+    finally:
+        engine.dispose()
+
+
+def staged_events(engine: Engine) -> int:
+    with engine.connect() as conn:
+        return conn.execute(
+            text("SELECT count(*) FROM ledger_stage_events WHERE batch_id = :b"),
+            {"b": CRASHED_BATCH},
+        ).scalar_one()
+
+
+def assert_left_behind(point: str, engine: Engine, settings: Settings) -> None:
+    """What the system of record holds right after the crash at `point`."""
+    committed = rows(engine, "SELECT count(*) FROM ledger_batches")[0][0]
+    if point == DURING_AUDITS:
+        assert committed == 3
+    elif point == AFTER_COMMIT:  # committed, but the streaming checkpoint never heard of it
+        assert committed == 2
+        assert not (settings.checkpoint / "commits" / str(CRASHED_BATCH)).exists()
+    else:
+        assert committed == 1
+        staged = staged_events(engine)
+        if point == AFTER_READ:
+            assert staged == 0
+        elif point == DURING_EXECUTION:  # the first round's events, not yet admission's
+            assert staged > 0
+        else:  # every line of the batch; BEFORE_COMMIT: the commit's transaction rolled back
+            assert point in (AFTER_STAGING, BEFORE_COMMIT)
+            assert staged == 150
+
+
+@pytest.mark.parametrize("point", FAULT_POINTS)
+def test_a_run_killed_at_a_fault_point_then_run_again_stores_exactly_one_clean_run(
+    point: str, database_url: str, spark, tmp_path: Path, uninterrupted
+) -> None:
+    env = pipeline_env(tmp_path, database_url)
+    settings = Settings.from_env(env)
+    land_events(settings.inbox)
+    where = point if point == DURING_AUDITS else f"{point}@{CRASHED_BATCH}"
+    args = ["run", "--audit"] if point == DURING_AUDITS else ["run"]
+
+    crashed = ledger_command(args, {**env, "LEDGER_FAULT": where})
+
+    assert crashed.returncode == FAULT_EXIT_CODE, crashed.stdout + crashed.stderr
+    assert f"LEDGER_FAULT: dying at {point}" in crashed.stderr
+    engine = connect(database_url)
+    try:
+        assert_left_behind(point, engine, settings)
+
+        rerun = run_pipeline(settings, spark=spark, engine=engine)
+        if point == DURING_AUDITS:  # the audits run again, whole, and pass
+            audits, _ = run_audits(settings, engine=engine)
+            assert [c.name for c in audits.checks if not c.passed] == []
+
+        replayed = [b.batch_id for b in rerun.batches if not b.committed]
+        assert replayed == ([CRASHED_BATCH] if point == AFTER_COMMIT else [])
+        assert ledger_dump(engine) == uninterrupted
+        assert serial_differences(engine, build_ledger(), settings.inbox) == []
+        assert all(check.passed for check in snapshot_checks(settings, engine))
+        assert rows(engine, "SELECT outcome FROM ledger_runs ORDER BY epoch") == [
+            ("abandoned",),
+            ("finished",),
+        ]
+        assert rows(engine, "SELECT count(*) FROM ledger_stage_events") == [(0,)]
+    finally:
+        engine.dispose()
+        shutil.rmtree(settings.reports, ignore_errors=True)
