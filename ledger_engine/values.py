@@ -190,15 +190,19 @@ def json_type(value: Any) -> str:
 
 
 def brief(value: Any, limit: int = 80, *, quote: bool = True) -> str:
-    """`repr(value)` (or `str` of a str when not `quote`) cut to about `limit` characters, for
-    a rejection's detail: an event's values can be as long as its line."""
+    """`repr(value)` (or a str itself, when not `quote`) cut to about `limit` characters, as
+    storable text, for a rejection's detail: an event's values can be as long as its line."""
     if isinstance(value, str):
         text = repr(value[: limit + 1]) if quote else value[: limit + 1]
     elif type(value) is int and value.bit_length() > 4 * limit:
         return f"<an integer of {value.bit_length()} bits>"
     else:
         text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    if storable_text(text):
+        return text
+    return text.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def key_problem(key: Any, key_type: type, what: str) -> Problem | None:

@@ -1,0 +1,291 @@
+"""No input crashes the ingest path: generated files of arbitrary bytes, mutated valid lines and
+JSON envelopes of random types, nesting and unicode.
+
+In process and fast (hundreds of examples): the reference (`ingest_files` then `run_serial`)
+and the Spark screening task give every non-blank line exactly one outcome, keep every
+rejected line's bytes, and give the same outcome on replay. Through Spark and PostgreSQL (a
+few examples, one database, consecutive batches): every batch commits, its counts add up,
+every rejected line's raw bytes are stored exactly, and the stored state and results equal the
+serial runner over all events committed so far.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pyarrow as pa
+from batch_oracle import (
+    expected_batch,
+    rows,
+    stored_bank_state,
+    stored_batch,
+    stored_counts,
+    stored_results,
+)
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from ledger_engine.apps.bank import (
+    DEPOSIT_FIELDS,
+    FEE_TRANSFER_FIELDS,
+    LOOKUP_FIELDS,
+    TRANSFER_FIELDS,
+    build_ledger,
+)
+from ledger_engine.ingest import ingest_files, nonblank_lines
+from ledger_engine.model import APPLIED, DUPLICATE, REJECTED, Event
+from ledger_engine.spark.admission import screen_files_task
+from ledger_engine.spark.codec import SCREENED
+
+LEDGER = build_ledger()
+
+FIELDS = {
+    "deposits": DEPOSIT_FIELDS,
+    "transfers": TRANSFER_FIELDS,
+    "fee_transfers": FEE_TRANSFER_FIELDS,
+    "balance_lookups": LOOKUP_FIELDS,
+}
+ACCOUNTS = ["acct-a", "acct-b", "acct-c"]
+DEEP_ENVELOPE = b'{"stream":"deposits","request_id":"r1","payload":{"account_id":%s}}'
+ASSETS = ["asset-a", "asset-b", "asset-c"]
+
+# -- generated input ---------------------------------------------------------------------------
+
+# Every code point, lone surrogates included (json.dumps escapes them, or they make bad UTF-8).
+any_text = st.text(st.characters(exclude_categories=()), max_size=6)
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(min_value=-(10**40), max_value=10**40)
+    | st.floats()  # NaN and infinities included
+    | any_text
+)
+json_values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(any_text, inner, max_size=3),
+    max_leaves=8,
+)
+amounts = st.integers(1, 500) | st.sampled_from([0, -3, 2**63, 10**30, 2.5, "7", None])
+
+
+def nested(levels: int, inner: Any) -> Any:
+    for _ in range(levels):
+        inner = [inner]
+    return inner
+
+
+@st.composite
+def field_values(draw: st.DrawFn, field: str) -> Any:
+    """A plausible value for a bank field, now and then anything at all."""
+    if draw(st.integers(0, 9)) == 0:
+        return draw(json_values)
+    if field.endswith("account_id"):
+        return draw(st.sampled_from(ACCOUNTS))
+    if field.endswith("asset_id"):
+        return draw(st.sampled_from(ASSETS))
+    return draw(amounts)
+
+
+@st.composite
+def payloads(draw: st.DrawFn, stream: str) -> Any:
+    """A bank payload, often valid, else with a field dropped, added, renamed or deepened."""
+    names = sorted(FIELDS.get(stream, DEPOSIT_FIELDS))
+    payload = {name: draw(field_values(name)) for name in names}
+    mutation = draw(st.sampled_from(["none"] * 4 + ["drop", "add", "rename", "deep", "other"]))
+    if mutation == "drop":
+        del payload[draw(st.sampled_from(names))]
+    elif mutation == "add":
+        payload[draw(st.sampled_from(["min_balance", "memo", "ammount"]) | any_text)] = draw(
+            json_values
+        )
+    elif mutation == "rename":
+        name = draw(st.sampled_from(names))
+        payload[name + draw(st.sampled_from(["s", "_", " "]))] = payload.pop(name)
+    elif mutation == "deep":
+        levels = draw(st.sampled_from([1, 62, 63, 64, 65]))  # deeper: see `lines`
+        payload[draw(st.sampled_from(names))] = nested(levels, draw(scalars))
+    elif mutation == "other":
+        return draw(json_values)
+    return payload
+
+
+@st.composite
+def envelopes(draw: st.DrawFn) -> dict[str, Any]:
+    stream = draw(st.sampled_from([*FIELDS, "withdrawals"]) | json_values)
+    envelope = {
+        "stream": stream,
+        # A few ids, so that retries and clashes happen within and across batches.
+        "request_id": draw(st.sampled_from(["r1", "r2", "r3", "r4", "r5"]) | json_values),
+        "payload": draw(payloads(stream if isinstance(stream, str) else "deposits")),
+    }
+    change = draw(st.sampled_from(["none"] * 6 + ["drop", "add"]))
+    if change == "drop":
+        del envelope[draw(st.sampled_from(sorted(envelope)))]
+    elif change == "add":
+        envelope[draw(any_text)] = draw(json_values)
+    return envelope
+
+
+@st.composite
+def json_lines(draw: st.DrawFn) -> bytes:
+    """An envelope written as JSON in one of several styles."""
+    envelope = draw(envelopes())
+    text = json.dumps(
+        envelope,
+        ensure_ascii=draw(st.booleans()),
+        separators=draw(st.sampled_from([(",", ":"), (", ", ": ")])),
+        indent=draw(st.sampled_from([None] * 9 + [1])),  # a multi-line object now and then
+    )
+    # A lone surrogate written as UTF-8 is not UTF-8.
+    return text.encode("utf-8", "surrogatepass")
+
+
+@st.composite
+def mutated(draw: st.DrawFn, line: bytes) -> bytes:
+    """`line` with a few bytes cut, inserted, deleted or changed, or a byte order mark."""
+    for _ in range(draw(st.integers(0, 2))):
+        at = draw(st.integers(0, len(line)))
+        edit = draw(st.sampled_from(["cut", "insert", "delete", "bom", "cr"]))
+        if edit == "cut":
+            line = line[:at]
+        elif edit == "insert":
+            line = line[:at] + draw(st.binary(min_size=1, max_size=3)) + line[at:]
+        elif edit == "delete":
+            line = line[:at] + line[at + draw(st.integers(1, 3)) :]
+        elif edit == "bom":
+            line = b"\xef\xbb\xbf" + line
+        else:
+            line = line + b"\r"
+    return line
+
+
+@st.composite
+def lines(draw: st.DrawFn) -> bytes:
+    kind = draw(st.sampled_from(["json"] * 4 + ["mutated"] * 2 + ["bytes", "blank", "deep"]))
+    if kind == "json":
+        return draw(json_lines())
+    if kind == "mutated":
+        return draw(mutated(draw(json_lines())))
+    if kind == "blank":
+        return draw(st.sampled_from([b"", b" ", b"\t\r", b"\x0c", b"\xef\xbb\xbf", b"null"]))
+    if kind == "deep":  # written by hand: json.dumps recurses
+        levels = draw(st.sampled_from([63, 64, 65, 66, 5_000]))
+        inner = b"[" * levels + b"1" + b"]" * levels
+        return draw(st.sampled_from([inner, DEEP_ENVELOPE % inner]))
+    return draw(st.binary(max_size=40))
+
+
+@st.composite
+def files(draw: st.DrawFn) -> list[tuple[str, bytes]]:
+    """1 to 3 files of a few lines each; some end without a newline or are cut mid-write."""
+    found = []
+    for index in range(draw(st.integers(1, 3))):
+        separator = draw(st.sampled_from([b"\n", b"\r\n"]))
+        content = separator.join(draw(st.lists(lines(), max_size=5)))
+        ending = draw(st.sampled_from(["newline", "none", "cut"]))
+        if ending == "newline":
+            content += separator
+        elif ending == "cut" and content:
+            content = content[: draw(st.integers(0, len(content) - 1))]
+        found.append((f"{index}-{draw(st.sampled_from(['a', 'b']))}.jsonl", content))
+    return found
+
+
+# -- checks ------------------------------------------------------------------------------------
+
+
+def line_bytes(files: list[tuple[str, bytes]]) -> dict[tuple[str, int], bytes]:
+    """Each non-blank line's bytes, split from the files here rather than by the engine."""
+    found = {}
+    for name, content in files:
+        for number, raw in enumerate(content.split(b"\n"), start=1):
+            if raw.strip(b" \t\r"):
+                found[name, number] = raw[:-1] if raw.endswith(b"\r") else raw
+    return found
+
+
+def assert_every_line_ends_once(files: list[tuple[str, bytes]], expected: Any) -> None:
+    order = [(name, n) for name, content in sorted(files) for n, _ in nonblank_lines(content)]
+    assert [(x.source_file, x.line_number) for x in expected.lines] == order
+    raw = line_bytes(files)
+    assert set(raw) == set(order)
+    for x in expected.lines:
+        assert x.outcome in (APPLIED, REJECTED, DUPLICATE)
+        if x.outcome == REJECTED:
+            assert x.raw == raw[x.source_file, x.line_number]
+            assert x.reason and x.detail
+            assert "\x00" not in x.detail
+            x.detail.encode("utf-8")  # storable: no lone surrogates
+        else:
+            assert x.raw is None and x.reason is None
+        assert (x.kind is not None) == (x.outcome == DUPLICATE)
+
+
+def spark_screening(files: list[tuple[str, bytes]]) -> pa.Table:
+    """The Spark screening task run in process over `files` (offsets as the pipeline sets)."""
+    offsets, position = {}, 0
+    for name, content in sorted(files):
+        offsets[name] = position
+        position += sum(1 for _ in nonblank_lines(content))
+    names, contents = zip(*files, strict=True)
+    batch = pa.record_batch({"name": pa.array(names), "content": pa.array(contents, pa.binary())})
+    screened = list(screen_files_task(LEDGER, offsets)(iter([batch])))
+    return pa.Table.from_batches(screened, SCREENED)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(files=files())
+def test_no_input_crashes_ingest_screening_or_the_serial_runner(files):
+    expected = expected_batch(LEDGER, files)
+
+    assert_every_line_ends_once(files, expected)
+    assert expected_batch(LEDGER, files) == expected  # the same outcome on replay
+    screened = spark_screening(files).sort_by("position").to_pydict()
+    assert screened["position"] == list(range(len(expected.lines)))
+    assert screened["raw"] == [
+        line_bytes(files)[x.source_file, x.line_number] for x in expected.lines
+    ]
+    for x, runs, reason, detail in zip(
+        expected.lines, screened["runs"], screened["reason"], screened["detail"], strict=True
+    ):
+        if runs is False and x.outcome == REJECTED:  # ended by screening, not by a duplicate
+            assert (reason, detail) == (x.reason, x.detail)
+
+
+def next_batch_id(engine) -> int:
+    ((found,),) = rows(engine, "SELECT coalesce(max(batch_id) + 1, 0) FROM ledger_batches")
+    return found
+
+
+def test_fuzzed_batches_commit_through_spark_and_postgres(engine, commit_files):
+    committed: list[Event] = []  # every event of the batches committed so far, in order
+
+    @settings(
+        max_examples=9,  # and the explicit example: ten batches
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+    @given(files=files())
+    @example(files=[("empty.jsonl", b""), ("blank.jsonl", b"\n \r\n")])  # a batch of no lines
+    def one_batch(files):
+        batch_id = next_batch_id(engine)
+        named = [(f"{batch_id:04d}-{name}", content) for name, content in files]
+        expected = expected_batch(LEDGER, named, committed)
+
+        summary = commit_files(engine, batch_id, named)
+        committed.extend(x.event for x in ingest_files(named) if x.event is not None)
+
+        assert summary.committed
+        assert stored_batch(engine, batch_id) == expected.lines
+        counts = (summary.ingested, summary.applied, summary.rejected, summary.duplicates)
+        assert counts == stored_counts(engine, batch_id)
+        assert summary.ingested == len(expected.lines)
+        assert summary.ingested == summary.applied + summary.rejected + summary.duplicates
+        assert stored_bank_state(engine) == expected.result.state
+        assert stored_results(engine) == [
+            (r.stream, r.request_id, r.payload) for r in expected.result.results
+        ]
+
+    one_batch()
