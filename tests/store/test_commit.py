@@ -11,6 +11,7 @@ from ledger_engine.apps.bank import build_ledger
 from ledger_engine.pipeline import BatchProcessor, files_frame
 from ledger_engine.store.commit import CommitRefused, commit_staged
 from ledger_engine.store.lease import run_lease
+from ledger_engine.values import MAX_ID_BYTES
 
 LEDGER = build_ledger()
 
@@ -172,17 +173,23 @@ def test_a_row_changed_behind_the_engine_refuses_the_commit(engine: Engine, comm
 
 def test_hostile_values_are_stored_as_data(engine: Engine, commit) -> None:
     hostile = "'); DROP TABLE accounts; --"
+    # The longest account id whose asset id (`asset-<id>`) a B-tree index entry is sure to hold.
+    long_key = "x" * (MAX_ID_BYTES - len("asset-"))
     summary = commit(
         engine,
         0,
         files(
             deposit("r1", hostile, 10),
-            deposit("r2", "x" * 10_000, 10),
+            deposit("r2", long_key, 10),
             deposit("r3", "tab\tand\u0007bell", 10),
             line("deposits", "r4\u0000nul", account_id="a", asset_id="b", amount=1, asset_amount=1),
+            deposit("r5", long_key + "x", 10),
         ),
     )
-    assert (summary.applied, summary.rejected) == (3, 1)
+    assert (summary.applied, summary.rejected) == (3, 2)
     keys = [k for (k,) in table(engine, "SELECT key FROM accounts")]
-    assert sorted(keys) == sorted([hostile, "x" * 10_000, "tab\tand\u0007bell"])
-    assert table(engine, "SELECT reason FROM ledger_rejections") == [("invalid_event",)]
+    assert sorted(keys) == sorted([hostile, long_key, "tab\tand\u0007bell"])
+    assert table(engine, "SELECT request_id, reason FROM ledger_rejections ORDER BY position") == [
+        (None, "invalid_event"),
+        ("r5", "type_error"),
+    ]
