@@ -36,7 +36,7 @@ def line(stream: Any, request_id: Any, payload: Any, **extra: Any) -> bytes:
     return json.dumps(envelope, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def deposit(rid: str, account: str, amount: Any = 100, asset_amount: Any = 10) -> dict:
+def deposit(account: str, amount: Any = 100, asset_amount: Any = 10) -> dict:
     return {
         "account_id": f"acct-{account}",
         "asset_id": f"asset-{account}",
@@ -63,7 +63,7 @@ def nested(levels: int, inner: Any = 1) -> Any:
     return inner
 
 
-GOOD_DEPOSIT = line("deposits", "ok", deposit("ok", "a"))
+GOOD_DEPOSIT = line("deposits", "ok", deposit("a"))
 
 
 # -- lines that hold no event ------------------------------------------------------------------
@@ -247,7 +247,7 @@ BAD_LINES: list[tuple[bytes, str, str]] = [
     (b"[1,2]", "invalid_event", "must hold a JSON object, not array"),
     (b'{"stream":"deposits","request_id":"m1"}', "invalid_event", "lacks field 'payload'"),
     (
-        line("deposits", "x1", deposit("x1", "a"), sent_at="2024-01-01"),
+        line("deposits", "x1", deposit("a"), sent_at="2024-01-01"),
         "invalid_event",
         "envelope has unknown field 'sent_at'",
     ),
@@ -261,19 +261,19 @@ BAD_LINES: list[tuple[bytes, str, str]] = [
         "invalid_event",
         "has unknown field 'ammount'",
     ),
-    (line("deposits", "t1", deposit("t1", "a", "100")), "aborted", "got '100'"),
-    (line("deposits", "t2", deposit("t2", "a", 12.5)), "aborted", "got 12.5"),
+    (line("deposits", "t1", deposit("a", "100")), "aborted", "got '100'"),
+    (line("deposits", "t2", deposit("a", 12.5)), "aborted", "got 12.5"),
     (
         b'{"stream":"deposits","request_id":"t3","payload":{"account_id":"acct-a",'
         b'"asset_id":"asset-a","amount":1e2,"asset_amount":1}}',
         "aborted",
         "got 100.0",
     ),
-    (line("deposits", "t4", deposit("t4", "a", -5)), "aborted", "positive integer, got -5"),
-    (line("deposits", "t5", deposit("t5", "a", 0)), "aborted", "positive integer, got 0"),
-    (line("deposits", "o1", deposit("o1", "a", 2**63)), "overflow", "outside the int64 range"),
+    (line("deposits", "t4", deposit("a", -5)), "aborted", "positive integer, got -5"),
+    (line("deposits", "t5", deposit("a", 0)), "aborted", "positive integer, got 0"),
+    (line("deposits", "o1", deposit("a", 2**63)), "overflow", "outside the int64 range"),
     (
-        line("deposits", "o2", deposit("o2", "a", 10**4000)),  # stored as a jsonb numeric
+        line("deposits", "o2", deposit("a", 10**4000)),  # stored as a jsonb numeric
         "overflow",
         "outside the int64 range",
     ),
@@ -300,10 +300,10 @@ BAD_LINES: list[tuple[bytes, str, str]] = [
     ),
     (line("withdrawals", "s1", {}), "invalid_event", "unknown stream 'withdrawals'"),
     (line(None, "s2", {}), "invalid_event", "no stream given"),
-    (line("deposits", "", deposit("", "a")), "invalid_event", INVALID_REQUEST_ID),
-    (line("deposits", 42, deposit("", "a")), "invalid_event", INVALID_REQUEST_ID),
-    (line("deposits", "r" * 2000, deposit("", "a")), "invalid_event", INVALID_REQUEST_ID),
-    (line("deposits", "nul\x00", deposit("", "a")), "invalid_event", INVALID_REQUEST_ID),
+    (line("deposits", "", deposit("a")), "invalid_event", INVALID_REQUEST_ID),
+    (line("deposits", 42, deposit("a")), "invalid_event", INVALID_REQUEST_ID),
+    (line("deposits", "r" * 2000, deposit("a")), "invalid_event", INVALID_REQUEST_ID),
+    (line("deposits", "nul\x00", deposit("a")), "invalid_event", INVALID_REQUEST_ID),
     (
         b'{"stream":"deposits","request_id":"\\ud800","payload":{}}',
         "invalid_event",
@@ -311,22 +311,22 @@ BAD_LINES: list[tuple[bytes, str, str]] = [
     ),
     (line("deposits", "p1", [1, 2]), "invalid_event", "payload must be an object, not array"),
     (
-        line("deposits", "p2", {**deposit("p2", "a"), "account_id": "nul\x00"}),
+        line("deposits", "p2", {**deposit("a"), "account_id": "nul\x00"}),
         "invalid_event",
         "payload.account_id contains a NUL",
     ),
     (
-        line("deposits", "p3", {**deposit("p3", "a"), "asset_id": nested(MAX_NESTING - 1)}),
+        line("deposits", "p3", {**deposit("a"), "asset_id": nested(MAX_NESTING - 1)}),
         "type_error",  # nested to the limit: stored, and judged by the app
         "key of 'asset' must be a str, got list",
     ),
     (
-        line("deposits", "p4", {**deposit("p4", "a"), "asset_id": nested(MAX_NESTING)}),
+        line("deposits", "p4", {**deposit("a"), "asset_id": nested(MAX_NESTING)}),
         "invalid_event",
         TOO_DEEP,
     ),
     (
-        line("deposits", "p5", {**deposit("p5", "a"), "account_id": "x" * 100_000}),
+        line("deposits", "p5", {**deposit("a"), "account_id": "x" * 100_000}),
         "type_error",  # a long line, kept whole
         "key of 'account' is longer than 1024 bytes",
     ),
@@ -346,20 +346,20 @@ BAD_LINES: list[tuple[bytes, str, str]] = [
 ]
 
 GOOD_LINES = [
-    line("deposits", "d1", deposit("d1", "a", 1_000, 100)),
-    line("deposits", "d2", deposit("d2", "b", 500)) + b"\r",  # a CRLF ending
-    b"\xef\xbb\xbf" + line("deposits", "d3", deposit("d3", "c", 10)),
+    line("deposits", "d1", deposit("a", 1_000, 100)),
+    line("deposits", "d2", deposit("b", 500)) + b"\r",  # a CRLF ending
+    b"\xef\xbb\xbf" + line("deposits", "d3", deposit("c", 10)),
     b" \t ",  # blank: skipped, not counted
     b"",
     line("transfers", "t-ok", transfer("a", "b", 200, min_balance=0)),
     line("balance_lookups", "l1", {"account_id": "acct-b"}),
-    line("deposits", "d1", deposit("d1", "a", 1_000, 100)),  # a retry: exists
-    line("deposits", "d2", deposit("d2", "b", 999)),  # a clash: exists_with_different_payload
+    line("deposits", "d1", deposit("a", 1_000, 100)),  # a retry: exists
+    line("deposits", "d2", deposit("b", 999)),  # a clash: exists_with_different_payload
     line("balance_lookups", "l2", {"account_id": "acct-a"}),  # no newline after it
 ]
 
 CUT_FILE_LINES = [
-    line("deposits", "e1", deposit("e1", "d", 70)),
+    line("deposits", "e1", deposit("d", 70)),
     line("balance_lookups", "e2", {"account_id": "acct-d"}),
 ]
 CUT_LINE = line("transfers", "e3", transfer("d", "a", 20))[:57]

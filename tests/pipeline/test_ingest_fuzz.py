@@ -25,6 +25,7 @@ from batch_oracle import (
 )
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from sqlalchemy import Engine
 
 from ledger_engine.apps.bank import (
     DEPOSIT_FIELDS,
@@ -47,8 +48,9 @@ FIELDS = {
     "balance_lookups": LOOKUP_FIELDS,
 }
 ACCOUNTS = ["acct-a", "acct-b", "acct-c"]
-DEEP_ENVELOPE = b'{"stream":"deposits","request_id":"r1","payload":{"account_id":%s}}'
 ASSETS = ["asset-a", "asset-b", "asset-c"]
+TOO_LONG = "é" * 513  # 1,026 bytes: too long for a request id or key (a B-tree entry)
+DEEP_ENVELOPE = b'{"stream":"deposits","request_id":"r1","payload":{"account_id":%s}}'
 
 # -- generated input ---------------------------------------------------------------------------
 
@@ -80,7 +82,7 @@ def nested(levels: int, inner: Any) -> Any:
 def field_values(draw: st.DrawFn, field: str) -> Any:
     """A plausible value for a bank field, now and then anything at all."""
     if draw(st.integers(0, 9)) == 0:
-        return draw(json_values)
+        return draw(json_values | st.just(TOO_LONG))
     if field.endswith("account_id"):
         return draw(st.sampled_from(ACCOUNTS))
     if field.endswith("asset_id"):
@@ -117,7 +119,9 @@ def envelopes(draw: st.DrawFn) -> dict[str, Any]:
     envelope = {
         "stream": stream,
         # A few ids, so that retries and clashes happen within and across batches.
-        "request_id": draw(st.sampled_from(["r1", "r2", "r3", "r4", "r5"]) | json_values),
+        "request_id": draw(
+            st.sampled_from(["r1", "r2", "r3", "r4", "r5"]) | json_values | st.just(TOO_LONG)
+        ),
         "payload": draw(payloads(stream if isinstance(stream, str) else "deposits")),
     }
     change = draw(st.sampled_from(["none"] * 6 + ["drop", "add"]))
@@ -171,19 +175,20 @@ def lines(draw: st.DrawFn) -> bytes:
     if kind == "blank":
         return draw(st.sampled_from([b"", b" ", b"\t\r", b"\x0c", b"\xef\xbb\xbf", b"null"]))
     if kind == "deep":  # written by hand: json.dumps recurses
-        levels = draw(st.sampled_from([63, 64, 65, 66, 5_000]))
+        levels = draw(st.sampled_from([63, 64, 65, 66, 500, 5_000]))
         inner = b"[" * levels + b"1" + b"]" * levels
         return draw(st.sampled_from([inner, DEEP_ENVELOPE % inner]))
     return draw(st.binary(max_size=40))
 
 
 @st.composite
-def files(draw: st.DrawFn) -> list[tuple[str, bytes]]:
-    """1 to 3 files of a few lines each; some end without a newline or are cut mid-write."""
+def files(draw: st.DrawFn, min_lines: int = 0) -> list[tuple[str, bytes]]:
+    """1 to 3 files of up to 5 lines each (at least `min_lines`); some end without a newline
+    or are cut mid-write."""
     found = []
     for index in range(draw(st.integers(1, 3))):
         separator = draw(st.sampled_from([b"\n", b"\r\n"]))
-        content = separator.join(draw(st.lists(lines(), max_size=5)))
+        content = separator.join(draw(st.lists(lines(), min_size=min_lines, max_size=5)))
         ending = draw(st.sampled_from(["newline", "none", "cut"]))
         if ending == "newline":
             content += separator
@@ -254,7 +259,7 @@ def test_no_input_crashes_ingest_screening_or_the_serial_runner(files):
             assert (reason, detail) == (x.reason, x.detail)
 
 
-def next_batch_id(engine) -> int:
+def next_batch_id(engine: Engine) -> int:
     ((found,),) = rows(engine, "SELECT coalesce(max(batch_id) + 1, 0) FROM ledger_batches")
     return found
 
@@ -267,7 +272,7 @@ def test_fuzzed_batches_commit_through_spark_and_postgres(engine, commit_files):
         deadline=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     )
-    @given(files=files())
+    @given(files=files(min_lines=2))  # each batch costs seconds: make it count
     @example(files=[("empty.jsonl", b""), ("blank.jsonl", b"\n \r\n")])  # a batch of no lines
     def one_batch(files):
         batch_id = next_batch_id(engine)
