@@ -167,13 +167,19 @@ def cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_balance(settings: Settings, args: argparse.Namespace) -> int:
     """Print one account's reconciled balance."""
-    from ledger_engine.store.database import open_store
+    from ledger_engine.store.database import open_views
 
-    with open_store(settings).connect() as conn:
-        row = conn.execute(
-            text("SELECT balance, last_batch_id FROM reconciled_balances WHERE account_id = :a"),
-            {"a": args.account},
-        ).first()
+    engine = open_views(settings)
+    try:
+        with engine.connect() as conn:
+            row = conn.execute(
+                text(
+                    "SELECT balance, last_batch_id FROM reconciled_balances WHERE account_id = :a"
+                ),
+                {"a": args.account},
+            ).first()
+    finally:
+        engine.dispose()
     if row is None:
         console.print(f"no account {args.account!r}")
         return 1
@@ -186,10 +192,10 @@ def cmd_request(settings: Settings, args: argparse.Namespace) -> int:
     from rich.markup import escape
 
     from ledger_engine.model import canonical_json
-    from ledger_engine.store.database import open_store
+    from ledger_engine.store.database import open_views
     from ledger_engine.store.requests import request_outcome
 
-    engine = open_store(settings)
+    engine = open_views(settings)
     try:
         found = request_outcome(engine, args.request_id)
     finally:

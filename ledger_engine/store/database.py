@@ -27,3 +27,10 @@ def open_store(settings: Settings, *, keep_embedded_running: bool = True) -> Eng
     engine = connect(database_url(settings, keep_embedded_running=keep_embedded_running))
     migrate(engine)
     return engine
+
+
+def open_views(settings: Settings) -> Engine:
+    """Connect to the system of record without touching its schema: for commands that only
+    query the views, which must work with a `ledger_reader` login (it may read nothing else,
+    not even the migration history)."""
+    return connect(database_url(settings))

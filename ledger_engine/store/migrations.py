@@ -51,13 +51,16 @@ def migrate(engine: Engine, sql_dir: Path = SQL_DIR) -> list[str]:
     applied_now: list[str] = []
     with engine.begin() as conn:
         conn.execute(text("SELECT pg_advisory_xact_lock(:lock)"), {"lock": _MIGRATION_LOCK})
-        conn.execute(
-            text(
-                "CREATE TABLE IF NOT EXISTS ledger_schema_migrations ("
-                " version text PRIMARY KEY, name text NOT NULL, checksum text NOT NULL,"
-                " applied_at timestamptz NOT NULL DEFAULT clock_timestamp())"
+        # Only the schema's owner may create tables: a writer or reader login connecting to an
+        # up-to-date database must get past this without touching DDL.
+        if conn.execute(text("SELECT to_regclass('ledger_schema_migrations')")).scalar() is None:
+            conn.execute(
+                text(
+                    "CREATE TABLE ledger_schema_migrations ("
+                    " version text PRIMARY KEY, name text NOT NULL, checksum text NOT NULL,"
+                    " applied_at timestamptz NOT NULL DEFAULT clock_timestamp())"
+                )
             )
-        )
         done = dict(
             conn.execute(text("SELECT version, checksum FROM ledger_schema_migrations")).all()
         )

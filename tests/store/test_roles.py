@@ -562,3 +562,26 @@ def test_ledger_db_create_login_prints_the_url_without_the_password(
     )
     assert rows(reader, "SELECT count(*) FROM reconciled_balances") == [(0,)]
     reader.dispose()
+
+
+def test_the_writer_opens_an_up_to_date_store_without_needing_ddl(logins: Logins) -> None:
+    """`ledger run` as the writer: opening the store applies no migration and creates
+    nothing, which the writer may not do."""
+    writer = logins.create("writer")
+    assert migrate(writer.engine) == []
+
+
+def test_the_reader_looks_up_balances_and_requests_with_the_ledger_command(
+    logins: Logins, commit_files, engine: Engine, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    events = generate_events(30, accounts=5, seed=9, bad_fraction=0.0, duplicate_fraction=0.0)
+    commit_files(engine, 0, event_file(events, "events-000001.jsonl"))
+    reader = logins.create("reader")
+    monkeypatch.setenv("LEDGER_DATABASE_URL", reader.url)
+    account = events[0].payload["account_id"]
+
+    assert main(["balance", account]) == 0
+    assert main(["request", events[0].request_id]) == 0
+    assert main(["request", "no-such-request"]) == 1
+    printed = capsys.readouterr().out
+    assert f"{account}: " in printed and "applied" in printed
