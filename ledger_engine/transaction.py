@@ -30,6 +30,7 @@ from ledger_engine.model import (
 )
 from ledger_engine.values import (
     Problem,
+    error_text,
     int64_problem,
     is_int,
     json_copy,
@@ -224,7 +225,7 @@ def resolve_keys(stream: Stream, payload: Any) -> list[Any] | Problem:
         try:
             key = binding.key_fn(payload)
         except Exception as exc:
-            return Problem(BAD_KEY, f"{where}: {type(exc).__name__}: {exc}")
+            return Problem(BAD_KEY, f"{where}: {error_text(exc)}")
         if key is None:
             return Problem(BAD_KEY, f"{where} is None")
         problem = key_problem(key, binding.table.key_type, where)
@@ -273,7 +274,7 @@ def execute(
         pass
     except Exception as exc:
         if ctx._failure is None:
-            ctx._failure = Problem(FUNCTION_ERROR, f"{type(exc).__name__}: {exc}")
+            ctx._failure = Problem(FUNCTION_ERROR, error_text(exc))
     failure = ctx._failure
     if failure is not None:
         reason = failure.reason

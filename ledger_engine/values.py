@@ -205,6 +205,12 @@ def brief(value: Any, limit: int = 80, *, quote: bool = True) -> str:
     return text.replace("\x00", "\\x00").encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+def error_text(exc: BaseException) -> str:
+    """`<ExceptionType>: <message>` of an application's exception, as storable text of at
+    most about 500 characters (its message may hold anything, NUL included)."""
+    return brief(f"{type(exc).__name__}: {exc}", 500, quote=False)
+
+
 def key_problem(key: Any, key_type: type, what: str) -> Problem | None:
     """Why `key` cannot be a key of a table with `key_type` (`None` if it can)."""
     if key_type is int:

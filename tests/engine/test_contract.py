@@ -852,3 +852,15 @@ def test_the_change_log_folds_to_the_final_state():
         else:
             folded[change.table][change.key] = change.after
     assert folded == result.state
+
+
+def test_an_exception_message_with_a_nul_is_kept_storable_and_short():
+    """The reason is stored in PostgreSQL, which holds no NUL; a message can be any size."""
+
+    def fails(event, ctx, row):
+        raise ValueError("bad\x00byte " + "x" * 10_000)
+
+    result = run_serial(one_row_ledger(fails), [ev("r1", k="a")], STATE)
+    rejection = only_rejection(result)
+    assert rejection.reason.startswith("function_error: ValueError: bad\\x00byte xxx")
+    assert "\x00" not in rejection.reason and len(rejection.reason) < 600
