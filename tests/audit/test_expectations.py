@@ -14,6 +14,7 @@ import pytest
 from sqlalchemy import Engine, make_url, text
 from sqlalchemy.exc import IntegrityError, OperationalError
 
+from ledger_engine.admission import INVALID_REQUEST_ID
 from ledger_engine.audit.expectations import (
     DEFAULT_PROJECT_ROOT,
     SUITE,
@@ -103,7 +104,7 @@ def test_every_expectation_passes_on_what_the_engine_committed(
     # Events with invalid request ids ('', 7) are stored with none, so they take none...
     assert reused_ids == []
     # ...and are rejected with the reason and detail the engine records for them.
-    assert invalid_id_rejections == [("invalid_event", "request_id must be a non-empty string")] * 3
+    assert invalid_id_rejections == [("invalid_event", INVALID_REQUEST_ID)] * 3
 
     results = audit(bank_database_url, project_root)
 
