@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pickle
 import sys
+import time
 
 from ledger_engine import run_spark
 from ledger_engine.apps.bank import build_ledger
@@ -19,12 +20,26 @@ from ledger_engine.spark.session import build_session
 
 EVENTS = generate_events(3_000, accounts=200, seed=17, bad_fraction=0.03, duplicate_fraction=0.03)
 OPTIONS = ExecutionOptions(bins=2, rounds=2)
+WORKERS = 2
+
+
+def registered_executors(spark, wanted: int, timeout: float) -> int:
+    """The executors registered with the driver, waiting up to `timeout` seconds for
+    `wanted` of them: on a busy machine the workers' executors register after the session
+    starts, and a batch run before they do would run on fewer."""
+    deadline = time.monotonic() + timeout
+    while True:
+        # The driver's own block manager is listed too.
+        count = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1
+        if count >= wanted or time.monotonic() > deadline:
+            return count
+        time.sleep(0.5)
 
 
 def main(master: str, output: str) -> None:
     spark = build_session(master, app_name="ledger-cluster-test", driver_memory="1g")
     try:
-        executors = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1
+        executors = registered_executors(spark, WORKERS, timeout=120)
         result = run_spark(spark, build_ledger(), EVENTS, options=OPTIONS)
     finally:
         spark.stop()
