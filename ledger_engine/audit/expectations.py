@@ -137,6 +137,28 @@ ORDER BY 1
 """.strip()
 
 
+def change_chain_query(table: StateTable) -> str:
+    """Change-log entries of `table` whose `before` is not the `after` of the key's entry
+    before them (for a key's first entry: not NULL, as every row starts from nothing). A
+    deleted, forged or altered entry breaks the chain at the next one. Reads the log only, so
+    it has no `{batch}`."""
+    return f"""SELECT key, batch_id, position, seq,
+       before, previous_after,
+       CASE WHEN nth = 1 THEN 'first change does not start from nothing'
+            ELSE 'before differs from the after of the change before' END AS problem
+FROM (
+    SELECT c.key, c.batch_id, c.position, c.seq, c.before,
+           lag(c.after) OVER w AS previous_after,
+           row_number() OVER w AS nth
+    FROM ledger_change_log AS c
+    WHERE c.table_name = '{table.name}'
+    WINDOW w AS (PARTITION BY c.key ORDER BY c.batch_id, c.position, c.seq)
+) AS chain
+WHERE before IS DISTINCT FROM previous_after
+ORDER BY key, batch_id, position, seq
+""".strip()
+
+
 def conservation_query(table: StateTable) -> str:
     """One row if the total of `table` differs from the applied deposits into it."""
     return f"""SELECT state.total AS total_{table.name},
@@ -193,6 +215,15 @@ def build_expectations() -> list[Expectation]:
             f"`{t.name}` equals the fold of its change log: each row holds the `after` of its "
             "key's last change-log entry, every key whose last entry is not a deletion has a "
             "row, and no row lacks change-log entries.",
+        )
+        for t in STATE_TABLES
+    ]
+    expectations += [
+        rows(
+            f"{t.name} change log is an unbroken chain",
+            change_chain_query(t),
+            f"For each key of `{t.name}`, every change-log entry's `before` is the `after` of "
+            "the entry before it, and the first starts from nothing.",
         )
         for t in STATE_TABLES
     ]

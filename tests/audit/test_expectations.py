@@ -25,6 +25,8 @@ from ledger_engine.store.database import connect
 
 FOLD_ACCOUNTS = "accounts equals the fold of its change log"
 FOLD_ASSETS = "asset_ledger equals the fold of its change log"
+CHAIN_ACCOUNTS = "accounts change log is an unbroken chain"
+CHAIN_ASSETS = "asset_ledger change log is an unbroken chain"
 MONEY_ACCOUNTS = "accounts total equals applied deposits"
 MONEY_ASSETS = "asset_ledger total equals applied deposits"
 UNIQUE_REQUESTS = "request ids are unique among executed events"
@@ -33,6 +35,8 @@ NO_NEGATIVE_ASSET = "no asset amount below 0"
 ALL_CHECKS = [
     FOLD_ACCOUNTS,
     FOLD_ASSETS,
+    CHAIN_ACCOUNTS,
+    CHAIN_ASSETS,
     MONEY_ACCOUNTS,
     MONEY_ASSETS,
     UNIQUE_REQUESTS,
@@ -152,6 +156,23 @@ def test_a_deleted_account_row_fails_the_fold_and_money_conservation(
     (finding,) = results[FOLD_ACCOUNTS].findings
     assert "key='carol'" in finding and "row missing" in finding
     assert "difference=-50" in results[MONEY_ACCOUNTS].findings[0]
+
+
+def test_a_deleted_change_log_entry_breaks_the_chain_at_the_next_one(
+    bank_database_url: str, project_root: Path
+):
+    tamper(
+        bank_database_url,
+        "DELETE FROM ledger_change_log WHERE table_name = 'accounts' AND key = 'alice'"
+        " AND (batch_id, position, seq) = (SELECT batch_id, position, seq FROM ledger_change_log"
+        " WHERE table_name = 'accounts' AND key = 'alice' ORDER BY 1, 2, 3 LIMIT 1)",
+    )
+
+    results = audit(bank_database_url, project_root)
+
+    assert CHAIN_ACCOUNTS in failed(results)
+    (finding,) = results[CHAIN_ACCOUNTS].findings
+    assert "key='alice'" in finding and "first change does not start from nothing" in finding
 
 
 def test_a_row_without_change_log_entries_fails_the_fold(
