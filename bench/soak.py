@@ -36,7 +36,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ledger_engine.apps.bank import build_ledger
 from ledger_engine.apps.bank_events import generate_events, write_event_files
 from ledger_engine.audit.oracle import serial_differences
-from ledger_engine.audit.snapshots import verify_snapshots
+from ledger_engine.audit.verify import verify_ledger
 from ledger_engine.config import PROJECT_ROOT, Settings
 from ledger_engine.model import Event
 from ledger_engine.store.database import open_store
@@ -132,7 +132,7 @@ def check(settings: Settings) -> list[str]:
         found = serial_differences(engine, ledger, settings.inbox)
         found += [
             f"{c.name}: {'; '.join(c.findings[:2])}"
-            for c in verify_snapshots(engine, ledger)
+            for c in verify_ledger(engine, ledger)
             if not c.passed
         ]
         return found

@@ -1,4 +1,4 @@
-"""The `ledger` command: demo, generate, run, audit, balance, request, psql and db."""
+"""The `ledger` command: demo, generate, run, audit, verify, balance, request, psql and db."""
 
 from __future__ import annotations
 
@@ -146,6 +146,36 @@ def cmd_audit(settings: Settings, args: argparse.Namespace) -> int:
     report, page = _audit(settings)
     _print_audit(report, page)
     return 0 if report.passed else 1
+
+
+def cmd_verify(settings: Settings, args: argparse.Namespace) -> int:
+    """Prove the system of record from PostgreSQL alone: the batch hash chain, every table's
+    Merkle tree (down to the keys that differ) and the batch counts; exit 1 on any finding."""
+    from rich.markup import escape
+
+    from ledger_engine.apps import load_ledger
+    from ledger_engine.audit.verify import verify_ledger
+    from ledger_engine.store.database import open_store
+
+    engine = open_store(settings)
+    try:
+        started = time.perf_counter()
+        with console.status("verifying: hash chain, Merkle trees, batch counts"):
+            checks = verify_ledger(engine, load_ledger(settings.app))
+    finally:
+        engine.dispose()
+    seconds = time.perf_counter() - started
+    for check in checks:
+        outcome = "[green]passed[/]" if check.passed else "[red]FAILED[/]"
+        console.print(f"{outcome}  {escape(check.suite)}: {escape(check.name)}")
+        for finding in check.findings:
+            console.print(f"        {escape(finding)}", soft_wrap=True)
+    failures = sum(1 for c in checks if not c.passed)
+    if failures:
+        console.print(f"[red]{failures} of {len(checks)} checks failed[/] ({seconds:.1f} s)")
+        return 1
+    console.print(f"[green]every check passed[/] ({len(checks)} checks, {seconds:.1f} s)")
+    return 0
 
 
 def cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
@@ -319,6 +349,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--audit", action="store_true", help="run every audit afterwards")
     run.set_defaults(handler=cmd_run)
     commands.add_parser("audit", help=cmd_audit.__doc__).set_defaults(handler=cmd_audit)
+    verify = commands.add_parser("verify", help=cmd_verify.__doc__)
+    verify.set_defaults(handler=cmd_verify)
     balance = commands.add_parser("balance", help=cmd_balance.__doc__)
     balance.add_argument("account")
     balance.set_defaults(handler=cmd_balance)

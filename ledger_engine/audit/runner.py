@@ -13,7 +13,7 @@ from sqlalchemy import Engine
 from ledger_engine.apps import load_ledger
 from ledger_engine.audit.findings import AuditReport, CheckResult
 from ledger_engine.audit.report import write_report
-from ledger_engine.audit.snapshots import verify_snapshots
+from ledger_engine.audit.verify import verify_ledger
 from ledger_engine.config import PROJECT_ROOT, Settings
 from ledger_engine.faults import DURING_AUDITS, NO_FAULTS, FaultSwitch
 from ledger_engine.store.database import open_store
@@ -31,8 +31,9 @@ class AuditFailed(RuntimeError):
 
 
 def snapshot_checks(settings: Settings, engine: Engine | None = None) -> list[CheckResult]:
-    """Merkle roots of every table and the batch hash chain, recomputed from PostgreSQL."""
-    return verify_snapshots(engine or open_store(settings), load_ledger(settings.app))
+    """`ledger verify`: the batch hash chain, every table's Merkle tree recomputed from
+    PostgreSQL down to the keys that differ, and the batch rows' counts."""
+    return verify_ledger(engine or open_store(settings), load_ledger(settings.app))
 
 
 def expectation_checks(

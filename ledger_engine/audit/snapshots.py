@@ -1,70 +1,288 @@
-"""The Merkle snapshot audit: recompute every table's root and the batch hash chain from
-PostgreSQL and compare them with what the engine recorded at commit time."""
+"""The Merkle snapshot audit: recompute every table's tree inside PostgreSQL, compare it with
+the tree the engine recorded, and, where they differ, descend to the keys that differ.
+
+The engine keeps each table's bucket digests in `ledger_merkle_buckets` and records every
+table's root in each batch row (`ledger_engine.store.commit`). The audit:
+
+1. recomputes the bucket digests from the table with the SQL functions of
+   `sql/0009_merkle_functions.sql` (one pass over the table, grouped by bucket; only the
+   4,096 per-bucket sums come back to Python, never the rows);
+2. checks that the recorded bucket digests hash to the root recorded in the last batch row
+   (so `ledger_merkle_buckets` itself cannot be edited unnoticed: the roots are in the hash
+   chain of batch rows, see `ledger_engine.audit.chain`);
+3. on a mismatch, descends the two trees from the root, following only the children that
+   differ, to the buckets that differ;
+4. reads those buckets' rows from the table and the rows the change log says they must hold
+   (the `after` of each key's last change), checks that the change log's rows in each such
+   bucket add up to the recorded digest (then they *are* the recorded rows), and lists every
+   key whose value differs, with the recorded and the found value.
+"""
 
 from __future__ import annotations
 
-from sqlalchemy import Engine, text
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
 
-from ledger_engine.api import StreamingLedger
+from psycopg2 import sql
+from sqlalchemy import Connection, Engine, text
+
+from ledger_engine.api import StreamingLedger, Table
 from ledger_engine.audit.findings import CheckResult
-from ledger_engine.audit.merkle import digests_of, root_of
-from ledger_engine.store.commit import GENESIS_HASH, batch_row_hash
-from ledger_engine.store.state import snapshot_rows
+from ledger_engine.audit.merkle import BUCKETS, MODULUS
+from ledger_engine.model import canonical_json
 
 SUITE = "merkle"
-_MAX_FINDINGS = 10
+MAX_KEYS = 20  # differing keys listed per table; the findings say how many more
+MAX_BUCKETS = 64  # differing buckets read back row by row; beyond that only counted
+
+# Per declared type, the SQL expression of a column's canonical JSON (`canonical_json` of the
+# Python value it holds). Fixed fragments, chosen by type, never built from data.
+_KEY_JSON = {str: sql.SQL("to_json(key)::text"), int: sql.SQL("key::text")}
+_VALUE_JSON = {
+    int: sql.SQL("value::text"),
+    str: sql.SQL("to_json(value)::text"),
+    dict: sql.SQL("ledger_canonical_json(value)"),
+}
+# The change log holds keys as text (`key_text`) and values as jsonb, whatever the table.
+_LOG_KEY_JSON = {str: sql.SQL("to_json(key)::text"), int: sql.SQL("key")}
+
+_BUCKET_SUMS = sql.SQL(
+    """SELECT bucket, count(*),
+       sum(w0), count(*) FILTER (WHERE w0 < 0),
+       sum(w1), count(*) FILTER (WHERE w1 < 0),
+       sum(w2), count(*) FILTER (WHERE w2 < 0),
+       sum(w3), count(*) FILTER (WHERE w3 < 0)
+FROM (
+    SELECT bucket, ledger_merkle_word(leaf, 0) AS w0, ledger_merkle_word(leaf, 1) AS w1,
+           ledger_merkle_word(leaf, 2) AS w2, ledger_merkle_word(leaf, 3) AS w3
+    FROM (
+        SELECT ledger_merkle_bucket(key_json) AS bucket,
+               ledger_merkle_leaf(key_json, value_json) AS leaf
+        FROM ({rows}) AS source (key_json, value_json)
+    ) AS leaves
+    {where}
+) AS words
+GROUP BY bucket"""
+)
+
+
+@dataclass(frozen=True)
+class KeyDifference:
+    """A key whose value in the table is not the value the engine recorded."""
+
+    table: str
+    key: Any
+    recorded: Any  # None: the key has no row in the recorded snapshot
+    found: Any  # None: the table has no row for the key
+
+    def describe(self) -> str:
+        return (
+            f"table {self.table}, key {canonical_json(self.key)}: "
+            f"recorded {_shown(self.recorded)}, found {_shown(self.found)}"
+        )
+
+
+def _shown(value: Any) -> str:
+    return "no row" if value is None else canonical_json(value)
+
+
+# --- Digests, in SQL -----------------------------------------------------------------------
+
+
+def table_digests(conn: Connection, table: Table, buckets: Iterable[int] | None = None) -> dict:
+    """The bucket digests of `table` as it is now (bucket -> digest; zero digests left out),
+    computed inside PostgreSQL; with `buckets`, only those buckets."""
+    rows = sql.SQL("SELECT {}, {} FROM {}").format(
+        _KEY_JSON[table.key_type], _VALUE_JSON[table.value_type], sql.Identifier(table.name)
+    )
+    return _bucket_digests(conn, rows, buckets)
+
+
+def change_log_digests(conn: Connection, table: Table, buckets: Iterable[int]) -> dict:
+    """The bucket digests of the rows the change log says `table` holds (each key's last
+    `after`, deleted keys left out), for `buckets` only."""
+    return _bucket_digests(conn, _folded_rows(table), buckets)
+
+
+def _folded_rows(table: Table) -> sql.Composable:
+    return sql.SQL(
+        "SELECT key_json, ledger_canonical_json(after) FROM ({}) AS last_change"
+        " WHERE after IS NOT NULL"
+    ).format(_last_changes(table))
+
+
+def _bucket_digests(
+    conn: Connection, rows: sql.Composable, buckets: Iterable[int] | None
+) -> dict[int, int]:
+    where = sql.SQL("")
+    params: tuple = ()
+    if buckets is not None:
+        where = sql.SQL("WHERE bucket = ANY(%s)")
+        params = (sorted(buckets),)
+    cursor = conn.connection.cursor()
+    cursor.execute(_BUCKET_SUMS.format(rows=rows, where=where), params)
+    digests: dict[int, int] = {}
+    for bucket, _, *word_sums in cursor.fetchall():
+        digest = 0
+        for word in range(4):
+            total, negatives = word_sums[2 * word], word_sums[2 * word + 1]
+            # Each word was read as a signed 64-bit integer: add 2^64 back per negative one.
+            unsigned = int(total) + (negatives << 64)
+            digest += unsigned << (64 * (3 - word))
+        digest %= MODULUS
+        if digest:
+            digests[bucket] = digest
+    return digests
+
+
+def recorded_digests(conn: Connection, table_name: str) -> dict[int, int]:
+    """The bucket digests the engine recorded for a table (`ledger_merkle_buckets`)."""
+    return {
+        bucket: int(digest, 16)
+        for bucket, digest in conn.execute(
+            text("SELECT bucket, digest FROM ledger_merkle_buckets WHERE table_name = :name"),
+            {"name": table_name},
+        )
+    }
+
+
+# --- The tree and its descent --------------------------------------------------------------
+
+
+def tree_levels(digests: Mapping[int, int]) -> list[list[bytes]]:
+    """Every level of the tree over the bucket digests, leaves first, root last."""
+    level = [digests.get(b, 0).to_bytes(32, "big") for b in range(BUCKETS)]
+    levels = [level]
+    while len(level) > 1:
+        level = [hashlib.sha256(level[i] + level[i + 1]).digest() for i in range(0, len(level), 2)]
+        levels.append(level)
+    return levels
+
+
+def differing_buckets(recorded: list[list[bytes]], found: list[list[bytes]]) -> list[int]:
+    """The buckets where two trees differ, found by descending from the root into the
+    children that differ only."""
+    frontier = [0] if recorded[-1][0] != found[-1][0] else []
+    for depth in range(len(recorded) - 2, -1, -1):
+        frontier = [
+            child
+            for node in frontier
+            for child in (2 * node, 2 * node + 1)
+            if recorded[depth][child] != found[depth][child]
+        ]
+    return frontier
+
+
+# --- The audit -----------------------------------------------------------------------------
 
 
 def verify_snapshots(engine: Engine, ledger: StreamingLedger) -> list[CheckResult]:
-    """One check for the batch chain and one per table for its Merkle root."""
+    """One check per table: its tree recomputed from PostgreSQL equals the recorded one."""
     with engine.connect() as conn:
-        batches = [
-            dict(row._mapping)
-            for row in conn.execute(text("SELECT * FROM ledger_batches ORDER BY batch_id"))
+        last = conn.execute(
+            text("SELECT batch_id, merkle_roots FROM ledger_batches ORDER BY batch_id DESC LIMIT 1")
+        ).first()
+        return [
+            _table_check(conn, table, last.batch_id if last else None, last and last.merkle_roots)
+            for _, table in sorted(ledger.tables.items())
         ]
-        checks = [_chain_check(batches)]
-        recorded = batches[-1]["merkle_roots"] if batches else {}
-        for name, table in sorted(ledger.tables.items()):
-            digests = digests_of(snapshot_rows(conn, table))
-            found = root_of(digests)
-            # Nothing committed yet: nothing recorded to disagree with.
-            expected = recorded.get(name) if batches else found
-            findings: tuple[str, ...] = ()
-            if found != expected:
-                stored = {
-                    bucket: int(digest, 16)
-                    for bucket, digest in conn.execute(
-                        text(
-                            "SELECT bucket, digest FROM ledger_merkle_buckets"
-                            " WHERE table_name = :name"
-                        ),
-                        {"name": name},
-                    )
-                }
-                differing = sorted(
-                    b for b in set(stored) | set(digests) if stored.get(b) != digests.get(b)
-                )
-                findings = (
-                    f"table {name}: recorded root {expected} after batch "
-                    f"{batches[-1]['batch_id']}, recomputed {found}",
-                    *(f"table {name}: bucket {b} differs" for b in differing[:_MAX_FINDINGS]),
-                )
-            checks.append(CheckResult(SUITE, f"merkle root of {name}", not findings, findings))
-    return checks
 
 
-def _chain_check(batches: list[dict]) -> CheckResult:
+def _table_check(
+    conn: Connection, table: Table, last_batch: int | None, roots: Mapping[str, str] | None
+) -> CheckResult:
+    name = f"merkle root of {table.name}"
+    found = tree_levels(table_digests(conn, table))
+    found_root = found[-1][0].hex()
+    if last_batch is None:  # nothing committed: the table must be empty
+        empty = tree_levels({})
+        findings = [] if found_root == empty[-1][0].hex() else ["rows exist but no batch"]
+        return CheckResult(SUITE, name, not findings, tuple(findings))
+    assert roots is not None
+    recorded_root = roots.get(table.name)
+    stored = recorded_digests(conn, table.name)
+    recorded = tree_levels(stored)
     findings: list[str] = []
-    previous_hash = GENESIS_HASH
-    for expected_id, row in enumerate(batches):
-        bid = row["batch_id"]
-        if bid != expected_id:
-            findings.append(
-                f"batch {bid}: expected batch id {expected_id} (ids must be contiguous)"
-            )
-        if row["prev_hash"] != previous_hash:
-            findings.append(f"batch {bid}: prev_hash does not match the hash of the batch before")
-        if batch_row_hash(row) != row["batch_hash"]:
-            findings.append(f"batch {bid}: its fields do not hash to its recorded batch_hash")
-        previous_hash = row["batch_hash"]
-    return CheckResult(SUITE, "batch hash chain", not findings, tuple(findings[:_MAX_FINDINGS]))
+    if recorded[-1][0].hex() != recorded_root:
+        findings.append(
+            f"table {table.name}: the stored bucket digests (ledger_merkle_buckets) do not "
+            f"hash to the root recorded in batch {last_batch}: they were altered"
+        )
+    if found_root != recorded_root or findings:
+        buckets = differing_buckets(recorded, found)
+        findings.insert(
+            0,
+            f"table {table.name}: root recorded in batch {last_batch} is {recorded_root}, "
+            f"recomputed {found_root}; {len(buckets)} of {BUCKETS} buckets differ",
+        )
+        findings.extend(_key_findings(conn, table, buckets, stored))
+    return CheckResult(SUITE, name, not findings, tuple(findings))
+
+
+def _key_findings(
+    conn: Connection, table: Table, buckets: list[int], stored: Mapping[int, int]
+) -> list[str]:
+    """The keys of the differing buckets whose values differ from the recorded ones."""
+    if not buckets:
+        return []
+    read = buckets[:MAX_BUCKETS]
+    findings: list[str] = []
+    log_digests = change_log_digests(conn, table, read)
+    untrusted = [b for b in read if log_digests.get(b, 0) != stored.get(b, 0)]
+    if untrusted:
+        findings.append(
+            f"table {table.name}: the change log does not add up to the recorded digest of "
+            f"bucket(s) {', '.join(map(str, untrusted[:10]))}: it was altered too; "
+            "recorded values below are the change log's"
+        )
+    differences = key_differences(conn, table, read)
+    findings.extend(d.describe() for d in differences[:MAX_KEYS])
+    if len(differences) > MAX_KEYS:
+        findings.append(f"table {table.name}: {len(differences) - MAX_KEYS} more keys differ")
+    if len(buckets) > len(read):
+        findings.append(
+            f"table {table.name}: {len(buckets) - len(read)} more buckets differ, not read"
+        )
+    return findings
+
+
+def key_differences(conn: Connection, table: Table, buckets: list[int]) -> list[KeyDifference]:
+    """Keys in `buckets` whose row in the table differs from the change log's last `after`."""
+    cursor = conn.connection.cursor()
+    key_json = _KEY_JSON[table.key_type]
+    cursor.execute(
+        sql.SQL(
+            "SELECT key, to_jsonb(value) FROM {} WHERE ledger_merkle_bucket({}) = ANY(%s)"
+        ).format(sql.Identifier(table.name), key_json),
+        (buckets,),
+    )
+    found = {_typed_key(table, key): value for key, value in cursor.fetchall()}
+    cursor.execute(
+        sql.SQL(
+            "SELECT key, after FROM ({}) AS last_change"
+            " WHERE ledger_merkle_bucket(key_json) = ANY(%s)"
+        ).format(_last_changes(table)),
+        (buckets,),
+    )
+    recorded = {_typed_key(table, key): after for key, after in cursor.fetchall()}
+    recorded = {k: v for k, v in recorded.items() if v is not None}
+    keys = sorted(set(found) | set(recorded), key=lambda k: canonical_json(k).encode())
+    return [
+        KeyDifference(table.name, k, recorded.get(k), found.get(k))
+        for k in keys
+        if recorded.get(k) != found.get(k)
+    ]
+
+
+def _last_changes(table: Table) -> sql.Composable:
+    return sql.SQL(
+        "SELECT DISTINCT ON (key) key, {key_json} AS key_json, after"
+        " FROM ledger_change_log WHERE table_name = {name}"
+        " ORDER BY key, batch_id DESC, position DESC, seq DESC"
+    ).format(key_json=_LOG_KEY_JSON[table.key_type], name=sql.Literal(table.name))
+
+
+def _typed_key(table: Table, key: Any) -> Any:
+    return int(key) if table.key_type is int else key
