@@ -1,0 +1,481 @@
+"""The HTML audit report: what a person reads after every run.
+
+The page is checked twice: as written (its numbers are the batch rows', its findings and links
+are there, the index lists every run newest first) and as a browser shows it: headless Chromium
+(Debian's `chromium`) runs the page's script, which must draw both charts and say nothing on
+the console; a screenshot is kept in `test-artifacts/` for a person to look at.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import struct
+import subprocess
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+from sqlalchemy import Engine, text
+
+from ledger_engine.apps.bank import build_ledger
+from ledger_engine.audit.findings import AuditReport, CheckResult
+from ledger_engine.audit.report import latest_report, write_report
+from ledger_engine.config import PROJECT_ROOT
+from ledger_engine.pipeline import BatchProcessor, files_frame
+from ledger_engine.store.commit import batch_row_hash
+from ledger_engine.store.database import connect
+from ledger_engine.store.lease import run_lease
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = PROJECT_ROOT / "test-artifacts" / "audit-report"
+DATA_DOCS = "file:///srv/ledger/expectations/gx/uncommitted/data_docs/local_site/index.html"
+HOSTILE = "<script>alert('x')</script>"
+
+
+# --- The ledger: two small batches with every outcome ------------------------------------
+
+
+def line(stream: str, request_id: str, **payload: object) -> str:
+    return json.dumps({"stream": stream, "request_id": request_id, "payload": payload})
+
+
+def deposit(request_id: str, account: str, amount: object, **extra: object) -> str:
+    fields = {"account_id": account, "asset_id": f"{account}-gold", "amount": amount}
+    return line("deposits", request_id, **fields, asset_amount=1, **extra)
+
+
+BATCHES = (
+    [
+        deposit("d1", "alice", 100),
+        deposit("d2", "bob", 50),
+        "this line is not JSON",  # invalid_event
+        deposit("d3", "alice", -5),  # aborted: amounts are positive
+        deposit("d4", "alice", 2**70),  # overflow
+    ],
+    [
+        deposit("d1", "alice", 100),  # duplicate
+        deposit("d5", None, 10),  # bad_key: no account
+        deposit("d6", "carol", 7, ammount=7),  # invalid_event: unknown field
+        line(
+            "transfers",
+            "t1",
+            source_account_id="alice",
+            target_account_id="bob",
+            source_asset_id="alice-gold",
+            target_asset_id="bob-gold",
+            amount=30,
+            asset_amount=1,
+        ),
+        deposit("d7", "dave", 5),
+        line("balance_lookups", "b1", account_id="alice"),
+    ],
+)
+# Rejected events by reason, as the report orders them: most frequent first, then by name.
+REASONS = {"invalid_event": 2, "aborted": 1, "bad_key": 1, "overflow": 1}
+
+
+@pytest.fixture(scope="module")
+def ledger(module_database_url: str, spark: SparkSession) -> Iterator[Engine]:
+    """The module's ledger: `BATCHES` committed through the pipeline (Spark, staging, commit)."""
+    engine = connect(module_database_url)
+    with run_lease(engine, "test_report") as lease:
+        processor = BatchProcessor(spark, build_ledger(), engine, lease)
+        for batch_id, lines in enumerate(BATCHES):
+            content = "".join(f"{text_line}\n" for text_line in lines).encode()
+            processor.process(batch_id, files_frame(spark, [(f"in/{batch_id}.jsonl", content)]))
+    yield engine
+    engine.dispose()
+
+
+def batch_rows(engine: Engine) -> list[dict]:
+    with engine.connect() as conn:
+        found = conn.execute(text("SELECT * FROM ledger_batches ORDER BY batch_id DESC"))
+        return [dict(row._mapping) for row in found]
+
+
+def rate_text(rate: float) -> str:
+    """Events per second as the page shows them: whole from 100 up, one decimal below."""
+    return f"{rate:,.0f}" if rate >= 100 else f"{rate:,.1f}"
+
+
+# --- Audit outcomes to report --------------------------------------------------------------
+
+GX_FINDINGS = tuple(
+    f"accounts: key acct-{i:03d} is 5, its change log folds to 4" for i in range(12)
+)
+
+
+def mixed_report() -> AuditReport:
+    """Passing and failing checks of four suites, one with a finding that is markup."""
+    return AuditReport(
+        [
+            CheckResult("merkle", "batch hash chain", True),
+            CheckResult("merkle", "merkle root of accounts", True),
+            CheckResult(
+                "great_expectations",
+                "accounts equals the fold of its change log",
+                False,
+                GX_FINDINGS,
+                DATA_DOCS,
+            ),
+            CheckResult("great_expectations", "no account balance below 0", True, (), DATA_DOCS),
+            CheckResult("replay", "the change log equals a serial replay", True),
+            CheckResult("pipeline", "run_micro_batches committed the inbox", False, (HOSTILE,)),
+        ]
+    )
+
+
+def passing_report() -> AuditReport:
+    return AuditReport([CheckResult("merkle", "batch hash chain", True)])
+
+
+# --- Reading a page ------------------------------------------------------------------------
+
+
+@dataclass
+class Element:
+    tag: str
+    attrs: dict[str, str]
+    inside: tuple[str, ...]  # the ids of the elements around it
+
+
+class Page(HTMLParser):
+    """A page parsed into its elements, its tables' rows (by table id) and its text."""
+
+    VOID = frozenset({"meta", "br", "img", "input", "link", "hr", "col", "wbr", "source"})
+
+    def __init__(self, markup: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.elements: list[Element] = []
+        self.tables: dict[str, list[list[str]]] = {}  # every row: head, body and foot
+        self.bodies: dict[str, list[list[str]]] = {}  # the rows of each table's <tbody>
+        self.texts: list[str] = []
+        self.json_data = ""  # the text of <script id="report-data">
+        self._open: list[tuple[str, str | None]] = []  # (tag, id) of the open elements
+        self._cell: list[str] | None = None
+        self.feed(markup)
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        named = {key: value or "" for key, value in attrs}
+        ids = tuple(i for _, i in self._open if i)
+        self.elements.append(Element(tag, named, ids))
+        table = next((i for t, i in reversed(self._open) if t == "table"), None)
+        if tag == "tr" and table:
+            self.tables.setdefault(table, []).append([])
+            if any(t == "tbody" for t, _ in self._open):
+                self.bodies.setdefault(table, []).append(self.tables[table][-1])
+        if tag in ("td", "th") and table:
+            self._cell = []
+        if tag not in self.VOID:
+            self._open.append((tag, named.get("id")))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None:
+            table = next(i for t, i in reversed(self._open) if t == "table")
+            self.tables[table][-1].append(" ".join("".join(self._cell).split()))
+            self._cell = None
+        while self._open:
+            if self._open.pop()[0] == tag:
+                break
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+        if self._open and self._open[-1][1] == "report-data":
+            self.json_data += data
+        self.texts.append(data)
+
+    @property
+    def text(self) -> str:
+        return " ".join(" ".join(self.texts).split())
+
+    def find(self, tag: str, *, inside: str | None = None, cls: str | None = None) -> list:
+        return [
+            e
+            for e in self.elements
+            if e.tag == tag
+            and (inside is None or inside in e.inside)
+            and (cls is None or cls in e.attrs.get("class", "").split())
+        ]
+
+    def body_rows(self, table: str) -> list[list[str]]:
+        """The rows of the table's body (not its head, not its foot)."""
+        return self.bodies.get(table, [])
+
+
+def read_page(path: Path) -> Page:
+    return Page(path.read_text(encoding="utf-8"))
+
+
+# --- Chromium ------------------------------------------------------------------------------
+
+CONSOLE_LINE = re.compile(r":CONSOLE[^\]]*\] \"(?P<message>.*)\", source: ")
+
+
+@dataclass(frozen=True)
+class Rendered:
+    dom: Page  # the document after its scripts ran
+    console: list[str]  # every console message: the report's script writes none
+
+
+def render(page: Path, scratch: Path, screenshot: Path | None = None) -> Rendered:
+    """Open `page` in headless Chromium; its DOM after the scripts ran and its console."""
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (scripts/test.sh does)")
+    profile = scratch / f"chromium-profile-{page.stem}"
+    command = [
+        str(CHROMIUM),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        # Without these Chromium keeps calling out to the network, which is closed here.
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+        "--enable-logging=stderr",  # the console's messages, one a line
+        "--v=0",
+        "--hide-scrollbars",
+        "--window-size=1280,2400",
+        "--dump-dom",
+    ]
+    if screenshot is not None:
+        command.append(f"--screenshot={screenshot}")
+    done = subprocess.run(
+        [*command, page.as_uri()], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    console = [m["message"] for m in map(CONSOLE_LINE.search, done.stderr.splitlines()) if m]
+    return Rendered(Page(done.stdout), console)
+
+
+def png_facts(path: Path) -> tuple[int, int, int]:
+    """(width, height, distinct byte values of its pixels) of a PNG file."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    chunks, offset = [], 8
+    while offset < len(data):
+        (length,) = struct.unpack(">I", data[offset : offset + 4])
+        kind = data[offset + 4 : offset + 8]
+        if kind == b"IDAT":
+            chunks.append(data[offset + 8 : offset + 8 + length])
+        offset += 12 + length
+    return width, height, len(set(zlib.decompress(b"".join(chunks))))
+
+
+def charts_drawn(rendered: Rendered) -> bool:
+    body = rendered.dom.find("body")
+    return bool(body) and body[0].attrs.get("data-charts") == "drawn"
+
+
+# --- The page's content --------------------------------------------------------------------
+
+
+def test_each_batch_row_is_shown_with_its_numbers(ledger: Engine, tmp_path: Path) -> None:
+    page = read_page(write_report(ledger, mixed_report(), tmp_path))
+
+    rows = batch_rows(ledger)
+    assert [int(r[0]) for r in page.body_rows("batches")] == [1, 0]  # newest first
+    for shown, row in zip(page.body_rows("batches"), rows, strict=True):
+        seconds = row["execute_seconds"] + row["commit_seconds"]
+        assert shown[2:] == [
+            f"{row['events_ingested']:,}",
+            f"{row['applied']:,}",
+            f"{row['rejected']:,}",
+            f"{row['duplicates']:,}",
+            f"{row['changes']:,}",
+            f"{row['execute_seconds']:,.3f}",
+            f"{row['commit_seconds']:,.3f}",
+            rate_text(row["events_ingested"] / seconds),
+        ]
+    total = page.tables["batches"][-1]
+    assert total[0] == "all 2"
+    assert total[2:7] == [
+        f"{sum(r[name] for r in rows):,}"
+        for name in ("events_ingested", "applied", "rejected", "duplicates", "changes")
+    ]
+    assert [r["rejected"] for r in reversed(rows)] == [3, 2]
+    assert [r["duplicates"] for r in reversed(rows)] == [0, 1]
+
+
+def test_the_charts_data_is_every_batch_and_every_rejection_reason(
+    ledger: Engine, tmp_path: Path
+) -> None:
+    page = read_page(write_report(ledger, mixed_report(), tmp_path))
+    data = json.loads(page.json_data)
+
+    rows = list(reversed(batch_rows(ledger)))
+    assert [(p["first"], p["last"], p["events"]) for p in data["throughput"]] == [
+        (r["batch_id"], r["batch_id"], r["events_ingested"]) for r in rows
+    ]
+    for point, row in zip(data["throughput"], rows, strict=True):
+        seconds = row["execute_seconds"] + row["commit_seconds"]
+        assert point["rate"] == pytest.approx(row["events_ingested"] / seconds)
+    assert {r["reason"]: r["events"] for r in data["rejections"]} == REASONS
+    assert page.body_rows("rejections-table") == [[r, f"{n:,}"] for r, n in REASONS.items()]
+
+
+def test_failures_come_first_with_their_findings_and_links(ledger: Engine, tmp_path: Path) -> None:
+    path = write_report(ledger, mixed_report(), tmp_path)
+    page = read_page(path)
+
+    assert "2 audit check(s) failed. 2 of 6 checks; the first findings are below." in page.text
+    tiles = {
+        t.attrs["data-suite"]: t.attrs["class"]
+        for t in page.find("div", inside="suites")
+        if "data-suite" in t.attrs
+    }
+    assert tiles == {
+        "merkle": "tile pass",
+        "great_expectations": "tile fail",
+        "replay": "tile pass",
+        "pipeline": "tile fail",
+    }
+    failures = [e for e in page.find("article", cls="failure")]
+    assert len(failures) == 2
+    findings = [e for e in page.find("li") if "failures" in e.inside]
+    assert len(findings) == 10 + 1  # the first ten of the twelve, and the one
+    for finding in (*GX_FINDINGS[:10], HOSTILE):
+        assert finding in page.text
+    assert GX_FINDINGS[10] not in page.text
+    assert "and 2 more findings" in page.text
+    assert HOSTILE not in path.read_text()  # shown as text, never as markup
+    data_docs = [a for a in page.find("a") if a.attrs["href"] == DATA_DOCS]
+    assert len(data_docs) == 3  # the failure's, and each expectation's row
+    assert page.text.index("What failed") < page.text.index("Throughput over batches")
+
+
+def test_the_head_of_the_hash_chain_is_shown(ledger: Engine, tmp_path: Path) -> None:
+    page = read_page(write_report(ledger, passing_report(), tmp_path))
+    head = batch_rows(ledger)[0]
+
+    assert "All audits passed. The 1 audit check passed." in page.text
+    assert head["batch_hash"] in page.text
+    assert page.body_rows("merkle-roots") == [
+        [table, root] for table, root in sorted(head["merkle_roots"].items())
+    ]
+
+
+def test_a_long_ledger_lists_its_latest_batches_and_groups_the_chart(
+    ledger: Engine, tmp_path: Path
+) -> None:
+    page = read_page(
+        write_report(ledger, passing_report(), tmp_path, table_batches=1, chart_points=1)
+    )
+
+    assert [r[0] for r in page.body_rows("batches")] == ["1"]
+    assert page.tables["batches"][-1][0] == "all 2"
+    assert "The latest 1 of 2 batches" in page.text
+    rows = {r["batch_id"]: r for r in batch_rows(ledger)}
+    points = json.loads(page.json_data)["throughput"]
+    assert [(p["first"], p["last"]) for p in points] == [(0, 1)]
+    assert points[0]["events"] == rows[0]["events_ingested"] + rows[1]["events_ingested"]
+
+
+def test_the_index_lists_every_run_newest_first(ledger: Engine, tmp_path: Path) -> None:
+    assert latest_report(tmp_path / "none yet") is None
+    written = [
+        write_report(ledger, report, tmp_path)
+        for report in (passing_report(), mixed_report(), passing_report())
+    ]
+
+    assert latest_report(tmp_path) == written[-1]
+    index = read_page(tmp_path / "index.html")
+    links = [a.attrs["href"] for a in index.find("a", inside="runs")]
+    assert links == [p.name for p in reversed(written)]
+    verdicts = [row[1] for row in index.body_rows("runs")]
+    assert verdicts == ["passed", "2 failed (Great Expectations, Pipeline run)", "passed"]
+    events = sum(len(lines) for lines in BATCHES)
+    assert all(row[3:5] == ["2", f"{events:,}"] for row in index.body_rows("runs"))
+    for page in written:  # each page links back to the index
+        assert "index.html" in [a.attrs["href"] for a in read_page(page).find("a")]
+
+
+# --- Commit latency ------------------------------------------------------------------------
+
+
+def test_each_batch_records_its_commit_latency_outside_its_hash(ledger: Engine) -> None:
+    rows = batch_rows(ledger)
+
+    assert all(row["commit_seconds"] > 0 for row in rows)
+    assert all(batch_row_hash(row) == row["batch_hash"] for row in rows)
+    with ledger.connect() as conn:
+        grants = conn.execute(
+            text(
+                "SELECT has_column_privilege('ledger_writer', 'ledger_batches',"
+                " 'commit_seconds', 'INSERT'),"
+                " has_column_privilege('ledger_auditor', 'ledger_batches',"
+                " 'commit_seconds', 'SELECT')"
+            )
+        ).one()
+    assert tuple(grants) == (True, True)
+
+
+# --- In a browser --------------------------------------------------------------------------
+
+
+def test_chromium_draws_the_charts_without_a_console_message(
+    ledger: Engine, tmp_path: Path
+) -> None:
+    page = write_report(ledger, mixed_report(), tmp_path)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    screenshot = ARTIFACTS / "audit-report.png"
+    screenshot.unlink(missing_ok=True)
+    (ARTIFACTS / "audit-report.html").write_text(page.read_text())
+
+    rendered = render(page, tmp_path, screenshot)
+
+    assert rendered.console == []
+    assert charts_drawn(rendered)
+    assert len(rendered.dom.find("circle", inside="throughput-chart", cls="point")) == len(BATCHES)
+    assert len(rendered.dom.find("polyline", inside="throughput-chart", cls="line")) == 1
+    assert len(rendered.dom.find("rect", inside="rejections-chart", cls="bar")) == len(REASONS)
+    width, height, shades = png_facts(screenshot)
+    assert (width, height) == (1280, 2400)
+    assert shades > 100  # text, charts and tiles, not a blank page
+    assert screenshot.stat().st_size > 50_000
+
+
+def test_chromium_shows_an_empty_ledger_without_a_console_message(
+    engine: Engine, tmp_path: Path
+) -> None:
+    page = write_report(engine, passing_report(), tmp_path)
+
+    rendered = render(page, tmp_path)
+
+    assert rendered.console == []
+    assert charts_drawn(rendered)
+    assert rendered.dom.find("svg") == []
+    assert "No batch has been committed yet." in rendered.dom.text
+    assert "No event has been rejected." in rendered.dom.text
+
+
+def broken(markup: str, how: str) -> str:
+    if how == "data":  # the chart data no longer parses: the script throws
+        return re.sub(r'(id="report-data">)\{', r"\1{oops", markup)
+    # a script from elsewhere: the page's policy blocks it, and says so
+    return markup.replace("</main>", '<script src="https://cdn.example/chart.js"></script></main>')
+
+
+@pytest.mark.parametrize("how", ["data", "foreign script"])
+def test_the_browser_check_catches_a_broken_page(ledger: Engine, tmp_path: Path, how: str) -> None:
+    page = write_report(ledger, mixed_report(), tmp_path)
+    page.write_text(broken(page.read_text(), how))
+
+    rendered = render(page, tmp_path)
+
+    assert rendered.console != []
+    if how == "data":
+        assert "Uncaught SyntaxError" in rendered.console[0]
+        assert not charts_drawn(rendered)
+        assert rendered.dom.find("svg") == []
+    else:
+        assert "Content Security Policy" in rendered.console[0]
