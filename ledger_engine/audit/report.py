@@ -235,6 +235,7 @@ def _atomic_write(path: Path, content: str) -> None:
     """Readers (a browser, another run's index) see the old file or the new one, never half."""
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
+        os.fchmod(fd, 0o644)  # mkstemp's 0600 would hide the index from a web server's user
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             out.write(content)
         os.replace(temporary, path)

@@ -339,8 +339,7 @@ def test_failures_come_first_with_their_findings_and_links(ledger: Engine, tmp_p
         "replay": "tile pass",
         "pipeline": "tile fail",
     }
-    failures = [e for e in page.find("article", cls="failure")]
-    assert len(failures) == 2
+    assert len(page.find("article", cls="failure")) == 2
     findings = [e for e in page.find("li") if "failures" in e.inside]
     assert len(findings) == 10 + 1  # the first ten of the twelve, and the one
     for finding in (*GX_FINDINGS[:10], HOSTILE):
@@ -388,6 +387,7 @@ def test_the_index_lists_every_run_newest_first(ledger: Engine, tmp_path: Path) 
     ]
 
     assert latest_report(tmp_path) == written[-1]
+    assert (tmp_path / "index.html").stat().st_mode & 0o777 == 0o644  # readable by a web server
     index = read_page(tmp_path / "index.html")
     links = [a.attrs["href"] for a in index.find("a", inside="runs")]
     assert links == [p.name for p in reversed(written)]
@@ -441,7 +441,7 @@ def test_chromium_draws_the_charts_without_a_console_message(
     width, height, shades = png_facts(screenshot)
     assert (width, height) == (1280, 2400)
     assert shades > 100  # text, charts and tiles, not a blank page
-    assert screenshot.stat().st_size > 50_000
+    assert screenshot.stat().st_size > 20_000
 
 
 def test_chromium_shows_an_empty_ledger_without_a_console_message(
