@@ -14,8 +14,9 @@ environment variables read by `ledger_engine.config.Settings.from_env()` inside 
   Structured Streaming, availableNow) and commits each micro-batch exactly once.
 - `great_expectations_checkpoint` runs the Great Expectations suite over the system of record
   and fails, listing the failed checks, if any check fails.
-- `merkle_snapshot_check` recomputes every table's Merkle root and the batch hash chain from
-  PostgreSQL and fails on any difference.
+- `merkle_snapshot_check` runs `ledger verify`: the batch hash chain, every table's Merkle
+  tree recomputed inside PostgreSQL (down to the keys that differ) and the batch counts; it
+  fails on any finding.
 - `write_audit_report` writes the HTML audit report under `LEDGER_REPORTS`.
 
 The audit tasks and the report run once everything before them is done, whatever its outcome
@@ -134,7 +135,7 @@ def ledger_pipeline() -> None:
 
     @task(trigger_rule=TriggerRule.ALL_DONE, execution_timeout=timedelta(minutes=30))
     def merkle_snapshot_check() -> dict[str, Any]:
-        """Recompute Merkle roots and the batch hash chain from PostgreSQL."""
+        """`ledger verify`: hash chain, Merkle trees recomputed in PostgreSQL, batch counts."""
         from ledger_engine.audit.runner import raise_on_failure, snapshot_checks
         from ledger_engine.config import Settings
 

@@ -1,4 +1,5 @@
-"""The `ledger` command: demo, generate, run, audit, verify, balance, request, psql and db."""
+"""The `ledger` command: demo, generate, run, audit, verify, report, balance, request, psql and
+db."""
 
 from __future__ import annotations
 
@@ -178,6 +179,22 @@ def cmd_verify(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(settings: Settings, args: argparse.Namespace) -> int:
+    """Print the path of the newest audit report (with --open, open it in a browser)."""
+    import webbrowser
+
+    from ledger_engine.audit.report import latest_report
+
+    page = latest_report(settings.reports)
+    if page is None:
+        console.print(f"no audit report in {settings.reports} yet: run `ledger audit`")
+        return 1
+    console.print(str(page), soft_wrap=True, markup=False)
+    if args.open and not webbrowser.open(page.as_uri()):
+        console.print("no browser to open it with here; the path is above")
+    return 0
+
+
 def cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
     """Generate sample events, run the pipeline, run the audits, print a summary."""
     started = time.perf_counter()
@@ -351,6 +368,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("audit", help=cmd_audit.__doc__).set_defaults(handler=cmd_audit)
     verify = commands.add_parser("verify", help=cmd_verify.__doc__)
     verify.set_defaults(handler=cmd_verify)
+    report = commands.add_parser("report", help=cmd_report.__doc__)
+    report.add_argument("--open", action="store_true", help="open it in a web browser")
+    report.set_defaults(handler=cmd_report)
     balance = commands.add_parser("balance", help=cmd_balance.__doc__)
     balance.add_argument("account")
     balance.set_defaults(handler=cmd_balance)

@@ -48,6 +48,9 @@ _VALUE_JSON = {
 # The change log holds keys as text (`key_text`) and values as jsonb, whatever the table.
 _LOG_KEY_JSON = {str: sql.SQL("to_json(key)::text"), int: sql.SQL("key")}
 
+# `OFFSET 0` keeps PostgreSQL from inlining the subqueries: inlined, it would compute each
+# row's leaf once per use (eight times), not once, and sort the rows by bucket instead of
+# hashing them into 4,096 groups (19.8 s instead of 5.3 s for 500,000 rows).
 _BUCKET_SUMS = sql.SQL(
     """SELECT bucket, count(*),
        sum(w0), count(*) FILTER (WHERE w0 < 0),
@@ -61,8 +64,10 @@ FROM (
         SELECT ledger_merkle_bucket(key_json) AS bucket,
                ledger_merkle_leaf(key_json, value_json) AS leaf
         FROM ({rows}) AS source (key_json, value_json)
+        OFFSET 0
     ) AS leaves
     {where}
+    OFFSET 0
 ) AS words
 GROUP BY bucket"""
 )

@@ -27,11 +27,11 @@ from psycopg2.extras import execute_values
 from sqlalchemy import Connection, Engine, text
 
 from ledger_engine.api import StreamingLedger, Table
-from ledger_engine.audit.merkle import MODULUS, digests_of, root_of
+from ledger_engine.audit.merkle import MODULUS, root_of
+from ledger_engine.audit.snapshots import table_digests
 from ledger_engine.model import APPLIED, DUPLICATE, REJECTED, canonical_hash, canonical_json
 from ledger_engine.store.lease import check_fence
 from ledger_engine.store.staging import STAGE_COLUMNS, clear_staging
-from ledger_engine.store.state import snapshot_rows
 
 GENESIS_HASH = "0" * 64
 # An arbitrary constant naming "batch commit" among the platform's advisory locks.
@@ -360,7 +360,7 @@ def _update_merkle(
         digests = {bucket: int(digest, 16) for bucket, digest in cursor.fetchall()}
         touched = {bucket for (table_name, bucket) in deltas if table_name == name}
         if not digests:
-            digests = digests_of(snapshot_rows(conn, table))
+            digests = table_digests(conn, table)
             touched = set(digests)
         else:
             for bucket in touched:
