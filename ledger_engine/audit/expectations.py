@@ -12,15 +12,21 @@ current writes no configuration file, so the committed files stay byte-for-byte 
   handed to the context at run time (its runtime environment) and never written to a file;
 - a query asset `state_rows` holding every row of every state table as
   `(table_name, key, value)`, with a whole-table batch definition;
-- the suite `ledger_integrity`, the integrity rules of DESIGN.md ("System of record"):
-  each state table equals the fold of its change log; money is conserved (each table's total
-  equals the applied deposits into it); request ids are unique among executed events; no
-  balance and no asset amount is below what the bank app allows (0);
+- the suite `ledger_integrity`, the integrity rules of DESIGN.md ("System of record") and of
+  the bank app: each state table equals the fold of its change log, and its change log is an
+  unbroken chain per key; money is conserved (each table's total equals the applied deposits
+  into it, and every applied transfer's changes in each table sum to zero); no balance and no
+  asset amount is below what the bank app allows (0); every ingested event is accounted for
+  exactly once (its rejection, duplicate row or executed request id, and nothing of an
+  outcome it did not have); request ids are unique among executed events; batch rows are
+  contiguous, their counts equal the rows they describe, and they chain by hash;
 - a validation definition (that suite on that batch) and the checkpoint `ledger_integrity`,
   which runs it and updates Data Docs.
 
 Most rules are `UnexpectedRowsExpectation`s: SQL returning the offending rows, so that a
-failure names what is wrong (a key and both values, a pair of totals, a request id).
+failure names what is wrong (a key and both values, a pair of totals, a request id, a batch
+and position, a batch and field). They run on ledgers of millions of rows, so each is
+set-based: a few joins along the tables' index orders and GROUP BYs, no subquery per row.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ from sqlalchemy import create_engine
 
 from ledger_engine.audit.findings import CheckResult
 from ledger_engine.config import PROJECT_ROOT
+from ledger_engine.store.commit import GENESIS_HASH
 from ledger_engine.store.embedded import to_sqlalchemy_url
 
 if TYPE_CHECKING:  # Great Expectations is imported when a run needs it: it is slow to import.
@@ -90,6 +97,18 @@ class StateTable:
 STATE_TABLES: tuple[StateTable, ...] = (
     StateTable("accounts", "account balance", "amount", 0),
     StateTable("asset_ledger", "asset amount", "asset_amount", 0),
+)
+# The bank app's streams that only move value between rows: each applied one nets to zero in
+# every state table.
+TRANSFER_STREAMS = ("transfers", "fee_transfers")
+# The log tables whose primary key starts with `batch_id` (ledger_requests is tied to its
+# events instead, by the accounting rule).
+BATCH_LOG_TABLES = (
+    "ledger_events",
+    "ledger_change_log",
+    "ledger_results",
+    "ledger_rejections",
+    "ledger_duplicates",
 )
 
 # --- The rules, as SQL ---------------------------------------------------------------------
@@ -198,6 +217,245 @@ ORDER BY request_id
 """.strip()
 
 
+def transfer_balance_query(table: StateTable) -> str:
+    """Applied transfers whose change-log entries in `table` do not sum to zero: what a
+    transfer takes from one row it gives to another (a fee transfer's fee goes to the fee
+    account, in `accounts` too). A self-transfer's two bindings share one row (DESIGN.md, point
+    3), so it has one entry there, netting to zero by itself. An applied transfer that changed
+    nothing (the bank app answered REJECT) has no entries and no finding; entries removed
+    behind its back are caught by the chain, the fold and the batch counts. Reads the logs
+    only, so it has no `{batch}`."""
+    net = "SUM(COALESCE(CAST(c.after AS numeric), 0) - COALESCE(CAST(c.before AS numeric), 0))"
+    streams = ", ".join(f"'{s}'" for s in TRANSFER_STREAMS)
+    return f"""SELECT e.request_id, e.batch_id, e.position, e.stream,
+       COUNT(*) AS changes,
+       {net} AS net_change
+FROM ledger_events AS e
+JOIN ledger_change_log AS c ON c.batch_id = e.batch_id AND c.position = e.position
+WHERE e.outcome = 'applied' AND e.stream IN ({streams}) AND c.table_name = '{table.name}'
+GROUP BY e.batch_id, e.position, e.request_id, e.stream
+HAVING {net} <> 0
+ORDER BY e.batch_id, e.position
+""".strip()
+
+
+def accounted_query() -> str:
+    """Events not accounted for exactly once, named by batch and position (with the event's
+    outcome and request id, if the event exists) and what is wrong there.
+
+    A rejected event has its rejection and a duplicate its duplicate row, and no other event
+    has either; an executed event with a request id has its executed request id, pointing back
+    to it with its outcome; every change-log entry and result belongs to an applied event;
+    every row names its event's request id; and each batch's events sit at positions 0, 1,
+    2, ... without a gap (an event row deleted). Each table meets the event log in one join
+    along a shared index order (the primary keys, or the request ids of executed events), so
+    no branch sorts or groups more than the offending rows. Reads the logs only, so it has no
+    `{batch}`."""
+    branches = [_one_to_one_branch(t, k, o) for t, k, o in _ONE_PER_EVENT]
+    branches.append(_executed_request_branch())
+    branches += [_applied_only_branch(t, k) for t, k in _APPLIED_ONLY]
+    branches.append(_position_gap_branch())
+    problems = "\n    UNION ALL\n    ".join(branches)
+    return f"""WITH problems AS (
+    {problems}
+)
+SELECT p.batch_id, p.position, e.outcome, e.request_id,
+       string_agg(DISTINCT p.problem, '; ') AS problem
+FROM problems AS p
+LEFT JOIN ledger_events AS e ON e.batch_id = p.batch_id AND e.position = p.position
+GROUP BY p.batch_id, p.position, e.outcome, e.request_id
+ORDER BY p.batch_id, p.position
+""".strip()
+
+
+# (table, what one row is, the outcome of the event it belongs to): exactly one per such
+# event, none for any other.
+_ONE_PER_EVENT = (
+    ("ledger_rejections", "rejection", "rejected"),
+    ("ledger_duplicates", "duplicate row", "duplicate"),
+)
+# (table, what its rows are): any number for an applied event, none for any other.
+_APPLIED_ONLY = (
+    ("ledger_change_log", "change-log entries"),
+    ("ledger_results", "results"),
+)
+
+
+def _one_to_one_branch(table: str, kind: str, outcome: str) -> str:
+    return f"""SELECT COALESCE(e.batch_id, x.batch_id) AS batch_id,
+           COALESCE(e.position, x.position) AS position,
+           CASE WHEN x.position IS NULL THEN '{outcome} event without its {kind}'
+                WHEN e.position IS NULL THEN '{kind} without its event'
+                WHEN e.outcome <> '{outcome}' THEN '{kind} of an event that was ' || e.outcome
+                ELSE '{kind} names request id ' || quote_nullable(x.request_id)
+           END AS problem
+    FROM ledger_events AS e
+    FULL OUTER JOIN {table} AS x ON x.batch_id = e.batch_id AND x.position = e.position
+    WHERE (x.position IS NULL AND e.outcome = '{outcome}')
+       OR e.position IS NULL
+       OR (x.position IS NOT NULL AND e.outcome <> '{outcome}')
+       OR (x.position IS NOT NULL AND x.request_id IS DISTINCT FROM e.request_id)"""
+
+
+def _executed_request_branch() -> str:
+    # The executed events are read through the partial unique index on their request ids,
+    # ledger_requests through its primary key: both in request id order, one merge join.
+    return """SELECT COALESCE(e.batch_id, q.batch_id) AS batch_id,
+           COALESCE(e.position, q.position) AS position,
+           CASE WHEN q.request_id IS NULL
+                    THEN 'executed event without its executed request id'
+                WHEN e.request_id IS NULL
+                    THEN 'executed request id without an executed event of that id'
+                WHEN q.batch_id <> e.batch_id OR q.position <> e.position
+                    THEN 'its executed request id points to batch ' || q.batch_id
+                         || ', position ' || q.position
+                ELSE 'executed request id says ' || q.outcome || ', the event was ' || e.outcome
+           END AS problem
+    FROM (
+        SELECT batch_id, position, outcome, request_id
+        FROM ledger_events
+        WHERE outcome <> 'duplicate' AND request_id IS NOT NULL
+    ) AS e
+    FULL OUTER JOIN ledger_requests AS q ON q.request_id = e.request_id
+    WHERE q.request_id IS NULL
+       OR e.request_id IS NULL
+       OR q.batch_id <> e.batch_id
+       OR q.position <> e.position
+       OR q.outcome <> e.outcome"""
+
+
+def _applied_only_branch(table: str, kind: str) -> str:
+    return f"""SELECT DISTINCT x.batch_id, x.position,
+           CASE WHEN e.position IS NULL THEN '{kind} without their event'
+                WHEN e.outcome <> 'applied' THEN '{kind} of an event that was ' || e.outcome
+                ELSE '{kind} name request id ' || quote_nullable(x.request_id)
+           END AS problem
+    FROM {table} AS x
+    LEFT JOIN ledger_events AS e ON e.batch_id = x.batch_id AND e.position = x.position
+    WHERE e.position IS NULL
+       OR e.outcome <> 'applied'
+       OR x.request_id IS DISTINCT FROM e.request_id"""
+
+
+def _position_gap_branch() -> str:
+    return """SELECT batch_id, previous + 1 AS position,
+           CASE WHEN position = previous + 2 THEN 'no event at this position'
+                ELSE 'no events at positions ' || (previous + 1) || ' to ' || (position - 1)
+           END AS problem
+    FROM (
+        SELECT e.batch_id, e.position,
+               COALESCE(lag(e.position) OVER (PARTITION BY e.batch_id ORDER BY e.position), -1)
+                   AS previous
+        FROM ledger_events AS e
+    ) AS positions
+    WHERE position <> previous + 1"""
+
+
+def batch_contiguity_query() -> str:
+    """Batch ids missing from `ledger_batches` (they run 0, 1, 2, ... without a gap), and
+    batches that log tables hold rows of but that have no batch row.
+
+    A gap is one finding naming its first id (its range in words). A log table's batch ids
+    come from its primary key by a loose index scan, one index probe per distinct batch id,
+    instead of a pass over its rows (the change log has millions). Reads the logs only."""
+    distinct_ids = ",\n".join(
+        f"""{table}_batches (batch_id) AS (
+    SELECT MIN(t.batch_id) FROM {table} AS t
+    UNION ALL
+    SELECT (SELECT MIN(t.batch_id) FROM {table} AS t WHERE t.batch_id > previous.batch_id)
+    FROM {table}_batches AS previous
+    WHERE previous.batch_id IS NOT NULL
+)"""
+        for table in BATCH_LOG_TABLES
+    )
+    logged = "\n    UNION ALL\n    ".join(
+        f"SELECT '{table}' AS table_name, batch_id FROM {table}_batches"
+        for table in BATCH_LOG_TABLES
+    )
+    return f"""WITH RECURSIVE {distinct_ids},
+logged AS (
+    {logged}
+),
+gaps AS (
+    SELECT previous + 1 AS first_missing, batch_id - 1 AS last_missing
+    FROM (
+        SELECT b.batch_id, COALESCE(lag(b.batch_id) OVER (ORDER BY b.batch_id), -1) AS previous
+        FROM ledger_batches AS b
+    ) AS ids
+    WHERE batch_id <> previous + 1
+)
+SELECT first_missing AS batch_id, 'ledger_batches' AS table_name,
+       CASE WHEN first_missing = last_missing THEN 'no batch row for this batch id'
+            ELSE 'no batch rows for batch ids ' || first_missing || ' to ' || last_missing
+       END AS problem
+FROM gaps
+UNION ALL
+SELECT logged.batch_id, logged.table_name, 'rows of a batch that has no batch row'
+FROM logged
+WHERE logged.batch_id IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM ledger_batches AS b WHERE b.batch_id = logged.batch_id)
+ORDER BY 1, 2
+""".strip()
+
+
+def batch_counts_query() -> str:
+    """Batch rows whose recorded counts differ from the rows they describe: one finding per
+    batch and field, with the recorded and the found count. Each log table is counted in one
+    pass grouped by batch. Reads the logs only."""
+    return """WITH events AS (
+    SELECT e.batch_id,
+           COUNT(*) AS events_ingested,
+           COUNT(*) FILTER (WHERE e.outcome = 'applied') AS applied,
+           COUNT(*) FILTER (WHERE e.outcome = 'rejected') AS rejected,
+           COUNT(*) FILTER (WHERE e.outcome = 'duplicate') AS duplicates
+    FROM ledger_events AS e
+    GROUP BY e.batch_id
+),
+changes AS (
+    SELECT c.batch_id, COUNT(*) AS changes FROM ledger_change_log AS c GROUP BY c.batch_id
+),
+results AS (
+    SELECT r.batch_id, COUNT(*) AS results FROM ledger_results AS r GROUP BY r.batch_id
+)
+SELECT b.batch_id, counted.field, counted.recorded, counted.found
+FROM ledger_batches AS b
+LEFT JOIN events AS e ON e.batch_id = b.batch_id
+LEFT JOIN changes AS c ON c.batch_id = b.batch_id
+LEFT JOIN results AS r ON r.batch_id = b.batch_id
+CROSS JOIN LATERAL (
+    VALUES ('events_ingested', b.events_ingested, COALESCE(e.events_ingested, 0)),
+           ('applied', b.applied, COALESCE(e.applied, 0)),
+           ('rejected', b.rejected, COALESCE(e.rejected, 0)),
+           ('duplicates', b.duplicates, COALESCE(e.duplicates, 0)),
+           ('changes', b.changes, COALESCE(c.changes, 0)),
+           ('results', b.results, COALESCE(r.results, 0))
+) AS counted (field, recorded, found)
+WHERE counted.recorded <> counted.found
+ORDER BY b.batch_id, counted.field
+""".strip()
+
+
+def batch_chain_query() -> str:
+    """Batch rows whose `prev_hash` is not the `batch_hash` of the batch before (batch 0's:
+    the genesis hash), named by batch; hashes are shown by their first 16 hex digits. Only the
+    links are checked here: recomputing each row's hash from its fields is `ledger verify`'s
+    work, in Python. Reads the batch rows only."""
+    return f"""SELECT b.batch_id,
+       left(b.prev_hash, 16) AS prev_hash,
+       left(CASE WHEN b.batch_id = 0 THEN '{GENESIS_HASH}' ELSE earlier.batch_hash END, 16)
+           AS hash_of_batch_before,
+       CASE WHEN b.batch_id = 0 THEN 'the first batch does not start from the genesis hash'
+            WHEN earlier.batch_id IS NULL THEN 'the batch before is missing'
+            ELSE 'prev_hash is not the batch_hash of the batch before'
+       END AS problem
+FROM ledger_batches AS b
+LEFT JOIN ledger_batches AS earlier ON earlier.batch_id = b.batch_id - 1
+WHERE b.prev_hash IS DISTINCT FROM
+      CASE WHEN b.batch_id = 0 THEN '{GENESIS_HASH}' ELSE earlier.batch_hash END
+ORDER BY b.batch_id
+""".strip()
+
+
 def build_expectations() -> list[Expectation]:
     """The suite's expectations in report order, each with its short name in `meta`."""
     import great_expectations as gx
@@ -236,14 +494,16 @@ def build_expectations() -> list[Expectation]:
         )
         for t in STATE_TABLES
     ]
-    expectations.append(
+    expectations += [
         rows(
-            "request ids are unique among executed events",
-            unique_request_ids_query(),
-            "No request id belongs to more than one applied or rejected event (a rejection "
-            "for a missing or invalid request id takes none).",
+            f"applied transfers move nothing in {t.name}",
+            transfer_balance_query(t),
+            f"Every applied transfer's change-log entries in `{t.name}` sum to zero (after "
+            "minus before, a missing row counting as 0): it moves value, never creates or "
+            "destroys it.",
         )
-    )
+        for t in STATE_TABLES
+    ]
     expectations += [
         gx.expectations.ExpectColumnValuesToBeBetween(
             column="value",
@@ -253,6 +513,41 @@ def build_expectations() -> list[Expectation]:
             meta={_CHECK_NAME: f"no {t.label} below {t.minimum}"},
         )
         for t in STATE_TABLES
+    ]
+    expectations += [
+        rows(
+            "every ingested event is accounted for exactly once",
+            accounted_query(),
+            "Each batch's events fill positions 0, 1, 2, ... without a gap; a rejected event "
+            "has its rejection, a duplicate its duplicate row, an executed event with a request "
+            "id its executed request id; and every rejection, duplicate row, executed request "
+            "id, change-log entry and result belongs to an event of the matching outcome and "
+            "names its request id.",
+        ),
+        rows(
+            "request ids are unique among executed events",
+            unique_request_ids_query(),
+            "No request id belongs to more than one applied or rejected event (a rejection "
+            "for a missing or invalid request id takes none).",
+        ),
+        rows(
+            "batch rows are contiguous",
+            batch_contiguity_query(),
+            "Batch ids run 0, 1, 2, ... without a gap, and no log table holds rows of a batch "
+            "that has no batch row.",
+        ),
+        rows(
+            "batch counts equal the rows they describe",
+            batch_counts_query(),
+            "Each batch row's counts (events ingested, applied, rejected, duplicates, changes, "
+            "results) equal the rows of that batch in the event log, change log and results.",
+        ),
+        rows(
+            "batch rows chain by hash",
+            batch_chain_query(),
+            "Each batch row's `prev_hash` is the `batch_hash` of the batch before it; the "
+            "first batch's is the genesis hash (64 zeros).",
+        ),
     ]
     return expectations
 
@@ -527,8 +822,8 @@ _BATCH_WARNING = "unexpected_rows_query should contain the {batch} parameter"
 
 class _WithoutBatchWarning(io.TextIOBase):
     """A stdout passing everything through except the warning Great Expectations prints each
-    time it loads an `UnexpectedRowsExpectation` without `{batch}` (the request-id rule is one,
-    on purpose)."""
+    time it loads an `UnexpectedRowsExpectation` without `{batch}` (the rules that read only the
+    logs, on purpose)."""
 
     def __init__(self, target: TextIO) -> None:
         self._target = target

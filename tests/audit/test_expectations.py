@@ -1,5 +1,8 @@
 """The Great Expectations audit on a real PostgreSQL: it passes on what the engine committed and
-fails, naming the culprit, on each kind of change made behind the engine's back."""
+fails, naming the culprit, on each kind of change made behind the engine's back.
+
+The bank workload (tests/audit/conftest.py) plus a third batch with a self-transfer and a fee
+transfer is committed once per module; each test works on a copy of that database."""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import pytest
-from sqlalchemy import Engine, make_url, text
+from sqlalchemy import make_url, text
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from ledger_engine.admission import INVALID_REQUEST_ID
@@ -21,7 +24,9 @@ from ledger_engine.audit.expectations import (
     run_expectations,
 )
 from ledger_engine.audit.findings import CheckResult
+from ledger_engine.pipeline import BatchSummary
 from ledger_engine.store.database import connect
+from tests.audit.conftest import commit_bank_workload, jsonl, transfer
 
 FOLD_ACCOUNTS = "accounts equals the fold of its change log"
 FOLD_ASSETS = "asset_ledger equals the fold of its change log"
@@ -29,9 +34,15 @@ CHAIN_ACCOUNTS = "accounts change log is an unbroken chain"
 CHAIN_ASSETS = "asset_ledger change log is an unbroken chain"
 MONEY_ACCOUNTS = "accounts total equals applied deposits"
 MONEY_ASSETS = "asset_ledger total equals applied deposits"
-UNIQUE_REQUESTS = "request ids are unique among executed events"
+TRANSFERS_ACCOUNTS = "applied transfers move nothing in accounts"
+TRANSFERS_ASSETS = "applied transfers move nothing in asset_ledger"
 NO_NEGATIVE_BALANCE = "no account balance below 0"
 NO_NEGATIVE_ASSET = "no asset amount below 0"
+ACCOUNTED = "every ingested event is accounted for exactly once"
+UNIQUE_REQUESTS = "request ids are unique among executed events"
+CONTIGUOUS_BATCHES = "batch rows are contiguous"
+BATCH_COUNTS = "batch counts equal the rows they describe"
+HASH_CHAIN = "batch rows chain by hash"
 ALL_CHECKS = [
     FOLD_ACCOUNTS,
     FOLD_ASSETS,
@@ -39,10 +50,46 @@ ALL_CHECKS = [
     CHAIN_ASSETS,
     MONEY_ACCOUNTS,
     MONEY_ASSETS,
-    UNIQUE_REQUESTS,
+    TRANSFERS_ACCOUNTS,
+    TRANSFERS_ASSETS,
     NO_NEGATIVE_BALANCE,
     NO_NEGATIVE_ASSET,
+    ACCOUNTED,
+    UNIQUE_REQUESTS,
+    CONTIGUOUS_BATCHES,
+    BATCH_COUNTS,
+    HASH_CHAIN,
 ]
+
+
+def commit_transfers_batch(commit_files: Callable[..., BatchSummary], engine) -> None:
+    """Batch 2, after the bank workload: a self-transfer (its two bindings share one row, so
+    each table gets one change that nets to zero by itself) and a fee transfer (the fee goes to
+    a third account). Final state: accounts alice 84, bob 80, carol 50, dave 10, fees 1;
+    asset_ledger gold 8, silver 8, bronze 5, tin 2."""
+    fee_transfer = transfer("f1", "alice", "dave", 5, ("gold", "tin"), 1)
+    fee_transfer["stream"] = "fee_transfers"
+    fee_transfer["payload"] |= {"fee": 1, "fee_account_id": "fees"}
+    batch2 = jsonl(transfer("s1", "alice", "alice", 10, ("gold", "gold"), 1), fee_transfer)
+    commit_files(engine, 2, [("inbox/0003.jsonl", batch2)])
+
+
+@pytest.fixture(scope="module")
+def committed_ledger_url(module_database_url: str, commit_files) -> str:
+    """The bank workload and the transfers batch, committed once; tests work on copies."""
+    engine = connect(module_database_url)
+    try:
+        commit_bank_workload(commit_files, engine)
+        commit_transfers_batch(commit_files, engine)
+    finally:
+        engine.dispose()
+    return module_database_url
+
+
+@pytest.fixture
+def ledger_url(committed_ledger_url: str, make_database_url: Callable[..., str]) -> str:
+    """A copy of the committed ledger, for this test alone."""
+    return make_database_url(template=committed_ledger_url)
 
 
 @pytest.fixture(scope="module")
@@ -63,19 +110,21 @@ def failed(results: dict[str, CheckResult]) -> set[str]:
     return {name for name, result in results.items() if not result.passed}
 
 
-def tamper(database_url: str, statement: str) -> None:
+def tamper(database_url: str, *statements: str) -> None:
+    """Run `statements` in one transaction, as someone going around the engine would."""
     engine = connect(database_url)
     try:
         with engine.begin() as conn:
-            conn.execute(text(statement))
+            for statement in statements:
+                conn.execute(text(statement))
     finally:
         engine.dispose()
 
 
 def test_every_expectation_passes_on_what_the_engine_committed(
-    bank_database_url: str, project_root: Path, capsys: pytest.CaptureFixture[str]
+    ledger_url: str, project_root: Path, capsys: pytest.CaptureFixture[str]
 ):
-    engine = connect(bank_database_url)
+    engine = connect(ledger_url)
     try:
         with engine.connect() as conn:
             outcomes = dict(
@@ -100,25 +149,41 @@ def test_every_expectation_passes_on_what_the_engine_committed(
                     " WHERE request_id IS NULL AND detail LIKE 'request_id%'"
                 )
             ).all()
+            transfer_changes = conn.execute(
+                text(
+                    "SELECT request_id, table_name, COUNT(*) FROM ledger_change_log"
+                    " WHERE request_id IN ('t2', 's1', 'f1') GROUP BY 1, 2 ORDER BY 1, 2"
+                )
+            ).all()
+            batches = conn.execute(text("SELECT COUNT(*) FROM ledger_batches")).scalar()
     finally:
         engine.dispose()
     # The workload has every kind of outcome the audit must not mistake for a fault.
-    assert outcomes == {"applied": 8, "rejected": 5, "duplicate": 3}
+    assert outcomes == {"applied": 10, "rejected": 5, "duplicate": 3}
     assert "REJECT" in statuses and "SUCCESS" in statuses
+    # An applied transfer the bank app answered REJECT (t2) changed nothing; a self-transfer
+    # (s1) changed one row per table; a fee transfer (f1) three accounts and two asset entries.
+    assert transfer_changes == [
+        ("f1", "accounts", 3),
+        ("f1", "asset_ledger", 2),
+        ("s1", "accounts", 1),
+        ("s1", "asset_ledger", 1),
+    ]
+    assert batches == 3
     # Events with invalid request ids ('', 7) are stored with none, so they take none...
     assert reused_ids == []
     # ...and are rejected with the reason and detail the engine records for them.
     assert invalid_id_rejections == [("invalid_event", INVALID_REQUEST_ID)] * 3
 
-    results = audit(bank_database_url, project_root)
+    results = audit(ledger_url, project_root)
 
     assert failed(results) == set()
     assert all(r.findings == () for r in results.values())
     assert capsys.readouterr().out == ""  # Great Expectations' console noise is kept down
 
 
-def test_data_docs_index_exists_after_a_run(bank_database_url: str, project_root: Path):
-    results = audit(bank_database_url, project_root)
+def test_data_docs_index_exists_after_a_run(ledger_url: str, project_root: Path):
+    results = audit(ledger_url, project_root)
 
     links = {r.link for r in results.values()}
     assert len(links) == 1
@@ -131,11 +196,11 @@ def test_data_docs_index_exists_after_a_run(bank_database_url: str, project_root
 
 
 def test_a_balance_changed_behind_the_engine_fails_the_fold_and_money_conservation(
-    bank_database_url: str, project_root: Path
+    ledger_url: str, project_root: Path
 ):
-    tamper(bank_database_url, "UPDATE accounts SET value = value + 1000 WHERE key = 'bob'")
+    tamper(ledger_url, "UPDATE accounts SET value = value + 1000 WHERE key = 'bob'")
 
-    results = audit(bank_database_url, project_root)
+    results = audit(ledger_url, project_root)
 
     assert failed(results) == {FOLD_ACCOUNTS, MONEY_ACCOUNTS}
     (finding,) = results[FOLD_ACCOUNTS].findings
@@ -146,11 +211,11 @@ def test_a_balance_changed_behind_the_engine_fails_the_fold_and_money_conservati
 
 
 def test_a_deleted_account_row_fails_the_fold_and_money_conservation(
-    bank_database_url: str, project_root: Path
+    ledger_url: str, project_root: Path
 ):
-    tamper(bank_database_url, "DELETE FROM accounts WHERE key = 'carol'")
+    tamper(ledger_url, "DELETE FROM accounts WHERE key = 'carol'")
 
-    results = audit(bank_database_url, project_root)
+    results = audit(ledger_url, project_root)
 
     assert failed(results) == {FOLD_ACCOUNTS, MONEY_ACCOUNTS}
     (finding,) = results[FOLD_ACCOUNTS].findings
@@ -159,28 +224,26 @@ def test_a_deleted_account_row_fails_the_fold_and_money_conservation(
 
 
 def test_a_deleted_change_log_entry_breaks_the_chain_at_the_next_one(
-    bank_database_url: str, project_root: Path
+    ledger_url: str, project_root: Path
 ):
     tamper(
-        bank_database_url,
+        ledger_url,
         "DELETE FROM ledger_change_log WHERE table_name = 'accounts' AND key = 'alice'"
         " AND (batch_id, position, seq) = (SELECT batch_id, position, seq FROM ledger_change_log"
         " WHERE table_name = 'accounts' AND key = 'alice' ORDER BY 1, 2, 3 LIMIT 1)",
     )
 
-    results = audit(bank_database_url, project_root)
+    results = audit(ledger_url, project_root)
 
     assert CHAIN_ACCOUNTS in failed(results)
     (finding,) = results[CHAIN_ACCOUNTS].findings
     assert "key='alice'" in finding and "first change does not start from nothing" in finding
 
 
-def test_a_row_without_change_log_entries_fails_the_fold(
-    bank_database_url: str, project_root: Path
-):
-    tamper(bank_database_url, "INSERT INTO asset_ledger (key, value) VALUES ('platinum', 0)")
+def test_a_row_without_change_log_entries_fails_the_fold(ledger_url: str, project_root: Path):
+    tamper(ledger_url, "INSERT INTO asset_ledger (key, value) VALUES ('platinum', 0)")
 
-    results = audit(bank_database_url, project_root)
+    results = audit(ledger_url, project_root)
 
     assert failed(results) == {FOLD_ASSETS}
     (finding,) = results[FOLD_ASSETS].findings
@@ -188,11 +251,11 @@ def test_a_row_without_change_log_entries_fails_the_fold(
 
 
 def test_the_schema_refuses_a_second_executed_event_with_a_taken_request_id(
-    bank_database_url: str,
+    ledger_url: str,
 ):
     with pytest.raises(IntegrityError, match="ledger_events_executed_request_id"):
         tamper(
-            bank_database_url,
+            ledger_url,
             "INSERT INTO ledger_events"
             " (batch_id, position, source_file, line_number, stream, request_id, outcome)"
             " SELECT 1, MAX(position) + 1, 'forged.jsonl', 1, 'deposits', 'd2', 'rejected'"
@@ -201,41 +264,47 @@ def test_the_schema_refuses_a_second_executed_event_with_a_taken_request_id(
 
 
 def test_a_second_applied_event_with_a_taken_request_id_fails_uniqueness(
-    bank_database_url: str, project_root: Path
+    ledger_url: str, project_root: Path
 ):
     # Someone with enough rights to drop the schema's guard goes around it; the audit still sees.
-    tamper(bank_database_url, "DROP INDEX ledger_events_executed_request_id")
+    tamper(ledger_url, "DROP INDEX ledger_events_executed_request_id")
     tamper(
-        bank_database_url,
+        ledger_url,
         "INSERT INTO ledger_events"
         " (batch_id, position, source_file, line_number, stream, request_id, payload, outcome)"
         " SELECT 1, MAX(position) + 1, 'forged.jsonl', 1, 'balance_lookups', 'd2',"
         " '{\"account_id\": \"bob\"}', 'applied' FROM ledger_events WHERE batch_id = 1",
     )
 
-    results = audit(bank_database_url, project_root)
+    results = audit(ledger_url, project_root)
 
-    assert failed(results) == {UNIQUE_REQUESTS}
+    # The forged event is also unaccounted for (d2's executed request id is the first event's)
+    # and not counted in its batch's row.
+    assert failed(results) == {UNIQUE_REQUESTS, ACCOUNTED, BATCH_COUNTS}
     (finding,) = results[UNIQUE_REQUESTS].findings
     assert "request_id='d2'" in finding and "executed_events=2" in finding
+    assert results[ACCOUNTED].findings == (
+        "batch_id=1, position=5, outcome='applied', request_id='d2',"
+        " problem='its executed request id points to batch 0, position 1'",
+    )
 
 
 def test_a_rejected_event_counts_for_uniqueness_even_without_its_rejection_row(
-    bank_database_url: str, project_root: Path
+    ledger_url: str, project_root: Path
 ):
-    tamper(bank_database_url, "DELETE FROM ledger_rejections WHERE request_id = 'd4'")
-    tamper(bank_database_url, "DROP INDEX ledger_events_executed_request_id")
+    tamper(ledger_url, "DELETE FROM ledger_rejections WHERE request_id = 'd4'")
+    tamper(ledger_url, "DROP INDEX ledger_events_executed_request_id")
     tamper(
-        bank_database_url,
+        ledger_url,
         "INSERT INTO ledger_events"
         " (batch_id, position, source_file, line_number, stream, request_id, payload, outcome)"
         " SELECT 1, MAX(position) + 1, 'forged.jsonl', 1, 'deposits', 'd4', NULL, 'rejected'"
         " FROM ledger_events WHERE batch_id = 1",
     )
 
-    results = audit(bank_database_url, project_root)
+    results = audit(ledger_url, project_root)
 
-    assert failed(results) == {UNIQUE_REQUESTS}
+    assert failed(results) == {UNIQUE_REQUESTS, ACCOUNTED, BATCH_COUNTS}
     assert "request_id='d4'" in results[UNIQUE_REQUESTS].findings[0]
 
 
@@ -247,25 +316,199 @@ def test_a_rejected_event_counts_for_uniqueness_even_without_its_rejection_row(
     ],
 )
 def test_a_negative_value_fails_the_minimum(
-    bank_database_url: str, project_root: Path, table: str, key: str, check: str, fold: str
+    ledger_url: str, project_root: Path, table: str, key: str, check: str, fold: str
 ):
-    tamper(bank_database_url, f"UPDATE {table} SET value = -5 WHERE key = '{key}'")
+    tamper(ledger_url, f"UPDATE {table} SET value = -5 WHERE key = '{key}'")
 
-    results = audit(bank_database_url, project_root)
+    results = audit(ledger_url, project_root)
 
     assert check in failed(results) and fold in failed(results)
     assert results[check].findings == (f"table_name='{table}', key='{key}', value=-5",)
 
 
-def test_many_offending_rows_are_summed_up_in_ten_findings(
-    bank_database_url: str, project_root: Path
+@pytest.mark.parametrize(
+    ("table", "request_id", "key", "after", "check", "also_failing", "finding"),
+    [
+        (
+            "accounts",
+            "t1",
+            "alice",
+            71,  # alice paid 29 of the 30 bob got
+            TRANSFERS_ACCOUNTS,
+            CHAIN_ACCOUNTS,  # alice's next change starts from 70
+            "request_id='t1', batch_id=0, position=3, stream='transfers', changes=2, net_change=1",
+        ),
+        (
+            "asset_ledger",
+            "f1",
+            "tin",
+            3,  # tin got 2 of the 1 gold gave
+            TRANSFERS_ASSETS,
+            FOLD_ASSETS,  # tin's last change no longer says what the table holds
+            "request_id='f1', batch_id=2, position=1, stream='fee_transfers', changes=2,"
+            " net_change=1",
+        ),
+    ],
+)
+def test_an_unbalanced_transfer_change_is_named_by_its_request(
+    ledger_url: str,
+    project_root: Path,
+    table: str,
+    request_id: str,
+    key: str,
+    after: int,
+    check: str,
+    also_failing: str,
+    finding: str,
 ):
     tamper(
-        bank_database_url,
+        ledger_url,
+        f"UPDATE ledger_change_log SET after = '{after}' WHERE request_id = '{request_id}'"
+        f" AND table_name = '{table}' AND key = '{key}'",
+    )
+
+    results = audit(ledger_url, project_root)
+
+    assert failed(results) == {check, also_failing}
+    assert results[check].findings == (finding,)
+
+
+def test_a_deleted_change_of_a_transfer_unbalances_it_and_its_batch_count(
+    ledger_url: str, project_root: Path
+):
+    tamper(
+        ledger_url,
+        "DELETE FROM ledger_change_log WHERE request_id = 't1' AND table_name = 'accounts'"
+        " AND key = 'bob'",
+    )
+
+    results = audit(ledger_url, project_root)
+
+    assert failed(results) == {TRANSFERS_ACCOUNTS, BATCH_COUNTS, FOLD_ACCOUNTS}
+    assert results[TRANSFERS_ACCOUNTS].findings == (
+        "request_id='t1', batch_id=0, position=3, stream='transfers', changes=1, net_change=-30",
+    )
+    assert results[BATCH_COUNTS].findings == ("batch_id=0, field='changes', recorded=10, found=9",)
+
+
+def test_a_forged_result_of_a_rejected_event_is_named_by_batch_and_position(
+    ledger_url: str, project_root: Path
+):
+    tamper(
+        ledger_url,
+        "INSERT INTO ledger_results (batch_id, position, seq, stream, request_id, payload)"
+        " VALUES (0, 6, 0, 'deposits', 'd4', '{\"status\": \"SUCCESS\"}')",
+    )
+
+    results = audit(ledger_url, project_root)
+
+    assert failed(results) == {ACCOUNTED, BATCH_COUNTS}
+    assert results[ACCOUNTED].findings == (
+        "batch_id=0, position=6, outcome='rejected', request_id='d4',"
+        " problem='results of an event that was rejected'",
+    )
+    assert results[BATCH_COUNTS].findings == ("batch_id=0, field='results', recorded=2, found=3",)
+
+
+def test_events_missing_their_rows_or_their_place_are_named_by_batch_and_position(
+    ledger_url: str, project_root: Path
+):
+    tamper(
+        ledger_url,
+        "DELETE FROM ledger_rejections WHERE request_id = 'd4'",
+        "DELETE FROM ledger_duplicates WHERE (batch_id, position) = (1, 0)",
+        # t2: applied (the bank app answered REJECT), with a result and its executed request id.
+        "DELETE FROM ledger_events WHERE request_id = 't2'",
+    )
+
+    results = audit(ledger_url, project_root)
+
+    assert failed(results) == {ACCOUNTED, BATCH_COUNTS}
+    assert results[ACCOUNTED].findings == (
+        "batch_id=0, position=4, outcome=None, request_id=None,"
+        " problem='executed request id without an executed event of that id;"
+        " no event at this position; results without their event'",
+        "batch_id=0, position=6, outcome='rejected', request_id='d4',"
+        " problem='rejected event without its rejection'",
+        "batch_id=1, position=0, outcome='duplicate', request_id='t1',"
+        " problem='duplicate event without its duplicate row'",
+    )
+    assert results[BATCH_COUNTS].findings == (
+        "batch_id=0, field='applied', recorded=5, found=4",
+        "batch_id=0, field='events_ingested', recorded=11, found=10",
+    )
+
+
+def test_altered_batch_counts_are_named_by_batch_and_field(ledger_url: str, project_root: Path):
+    tamper(
+        ledger_url,
+        "UPDATE ledger_batches SET changes = changes + 1 WHERE batch_id = 1",
+        # Still adds up to events_ingested, as the table's CHECK demands.
+        "UPDATE ledger_batches SET applied = applied - 1, rejected = rejected + 1"
+        " WHERE batch_id = 0",
+    )
+
+    results = audit(ledger_url, project_root)
+
+    # The rows' hashes no longer match their fields either; recomputing them is `ledger verify`'s.
+    assert failed(results) == {BATCH_COUNTS}
+    assert results[BATCH_COUNTS].findings == (
+        "batch_id=0, field='applied', recorded=4, found=5",
+        "batch_id=0, field='rejected', recorded=6, found=5",
+        "batch_id=1, field='changes', recorded=7, found=6",
+    )
+
+
+def test_swapped_batch_hashes_break_the_chain_at_the_batches_after_them(
+    ledger_url: str, project_root: Path
+):
+    tamper(
+        ledger_url,
+        # batch_hash is unique: move both aside first, then swap.
+        "UPDATE ledger_batches SET batch_hash = 'x' || batch_hash WHERE batch_id IN (0, 1)",
+        "UPDATE ledger_batches AS b SET batch_hash = substr(o.batch_hash, 2)"
+        " FROM ledger_batches AS o WHERE (b.batch_id, o.batch_id) IN ((0, 1), (1, 0))",
+    )
+
+    results = audit(ledger_url, project_root)
+
+    assert failed(results) == {HASH_CHAIN}
+    findings = results[HASH_CHAIN].findings
+    assert [f.split(",")[0] for f in findings] == ["batch_id=1", "batch_id=2"]
+    assert all(
+        f.endswith("problem='prev_hash is not the batch_hash of the batch before'")
+        for f in findings
+    )
+
+
+def test_a_deleted_batch_row_leaves_a_gap_and_rows_without_their_batch(
+    ledger_url: str, project_root: Path
+):
+    tamper(ledger_url, "DELETE FROM ledger_batches WHERE batch_id = 1")
+
+    results = audit(ledger_url, project_root)
+
+    assert failed(results) == {CONTIGUOUS_BATCHES, HASH_CHAIN}
+    orphan = "problem='rows of a batch that has no batch row'"
+    assert results[CONTIGUOUS_BATCHES].findings == (
+        "batch_id=1, table_name='ledger_batches', problem='no batch row for this batch id'",
+        f"batch_id=1, table_name='ledger_change_log', {orphan}",
+        f"batch_id=1, table_name='ledger_duplicates', {orphan}",
+        f"batch_id=1, table_name='ledger_events', {orphan}",
+        f"batch_id=1, table_name='ledger_results', {orphan}",
+    )
+    (link,) = results[HASH_CHAIN].findings
+    assert link.startswith("batch_id=2,") and "hash_of_batch_before=None" in link
+    assert link.endswith("problem='the batch before is missing'")
+
+
+def test_many_offending_rows_are_summed_up_in_ten_findings(ledger_url: str, project_root: Path):
+    tamper(
+        ledger_url,
         "INSERT INTO accounts (key, value) SELECT 'ghost' || n, 0 FROM generate_series(1, 25) n",
     )
 
-    results = audit(bank_database_url, project_root)
+    results = audit(ledger_url, project_root)
 
     assert failed(results) == {FOLD_ACCOUNTS}
     findings = results[FOLD_ACCOUNTS].findings
@@ -273,16 +516,14 @@ def test_many_offending_rows_are_summed_up_in_ten_findings(
     assert findings[-1] == "... and 16 more"
 
 
-def test_an_expectation_that_cannot_run_fails_with_the_error(
-    bank_database_url: str, project_root: Path
-):
+def test_an_expectation_that_cannot_run_fails_with_the_error(ledger_url: str, project_root: Path):
     tamper(
-        bank_database_url,
+        ledger_url,
         "UPDATE ledger_events SET payload = jsonb_set(payload, ARRAY['amount'], '\"lots\"')"
         " WHERE request_id = 'd2'",
     )
 
-    results = audit(bank_database_url, project_root)
+    results = audit(ledger_url, project_root)
 
     assert failed(results) == {MONEY_ACCOUNTS}
     (finding,) = results[MONEY_ACCOUNTS].findings
@@ -290,17 +531,9 @@ def test_an_expectation_that_cannot_run_fails_with_the_error(
 
 
 def test_runs_on_different_databases_in_one_process_keep_them_apart(
-    make_database_url: Callable[[], str],
-    bank_workload: Callable[[Engine], None],
-    project_root: Path,
+    committed_ledger_url: str, make_database_url: Callable[..., str], project_root: Path
 ):
-    good, bad = make_database_url(), make_database_url()
-    for url in (good, bad):
-        engine = connect(url)
-        try:
-            bank_workload(engine)
-        finally:
-            engine.dispose()
+    good, bad = (make_database_url(template=committed_ledger_url) for _ in range(2))
     tamper(bad, "UPDATE accounts SET value = 1 WHERE key = 'dave'")
     plain_good = good.replace("postgresql+psycopg2://", "postgresql://", 1)
 
