@@ -3,6 +3,7 @@ then `run_serial`), and what the system of record says did, in the same shape.
 
 Shared by the bad-input and fuzz tests: both compare, line by line, the outcome, reason,
 detail, duplicate kind and raw bytes that PostgreSQL holds with those the reference computes.
+Both sides come from `ledger_engine.audit.rederivation`, which the oracle and the replay use.
 """
 
 from __future__ import annotations
@@ -14,17 +15,16 @@ from typing import Any
 from sqlalchemy import Engine, text
 
 from ledger_engine.api import StreamingLedger
-from ledger_engine.ingest import ingest_files
-from ledger_engine.model import (
-    APPLIED,
-    DUPLICATE,
-    INVALID_EVENT,
-    REJECTED,
-    Duplicate,
-    Event,
-    Rejection,
-    RunResult,
+from ledger_engine.audit.rederivation import (
+    LineRecord,
+    StoredLog,
+    event_ends,
+    expected_records,
+    file_line,
+    read_snapshot,
 )
+from ledger_engine.ingest import ingest_files
+from ledger_engine.model import Event, RunResult
 from ledger_engine.serial import run_serial
 
 Files = Sequence[tuple[str, bytes]]
@@ -44,6 +44,18 @@ class LineOutcome:
     kind: str | None = None
 
 
+def line_outcome(record: LineRecord) -> LineOutcome:
+    return LineOutcome(
+        record.source_file,
+        record.line_number,
+        record.outcome,
+        record.reason,
+        record.detail,
+        record.raw,
+        record.kind,
+    )
+
+
 @dataclass
 class Expected:
     lines: list[LineOutcome]
@@ -55,45 +67,11 @@ def expected_batch(
 ) -> Expected:
     """The reference outcome of a batch of `files`, after the events of earlier batches."""
     before = list(earlier)
-    lines = ingest_files(files)
-    events = [line.event for line in lines if line.event is not None]
-    result = run_serial(ledger, before + events)
-    ended = iter(_ended(result))
-    for _ in range(sum(1 for o in result.outcomes[: len(before)] if o.status != APPLIED)):
-        next(ended)
-    statuses = iter(o.status for o in result.outcomes[len(before) :])
-    outcomes: list[LineOutcome] = []
-    for line in lines:
-        where = (line.source_file, line.line_number)
-        if line.event is None:
-            outcomes.append(
-                LineOutcome(*where, REJECTED, INVALID_EVENT, line.problem, bytes(line.raw))
-            )
-            continue
-        status = next(statuses)
-        if status == APPLIED:
-            outcomes.append(LineOutcome(*where, APPLIED))
-        elif status == REJECTED:
-            rejection = next(ended)
-            assert isinstance(rejection, Rejection)
-            outcomes.append(
-                LineOutcome(*where, REJECTED, rejection.reason, rejection.detail, bytes(line.raw))
-            )
-        else:
-            duplicate = next(ended)
-            assert isinstance(duplicate, Duplicate) and status == DUPLICATE
-            outcomes.append(LineOutcome(*where, DUPLICATE, kind=duplicate.kind))
-    return Expected(outcomes, result)
-
-
-def _ended(result: RunResult) -> list[Rejection | Duplicate]:
-    """Rejections and duplicates in the order of the events they end."""
-    rejections, duplicates = iter(result.rejections), iter(result.duplicates)
-    return [
-        next(rejections) if o.status == REJECTED else next(duplicates)
-        for o in result.outcomes
-        if o.status != APPLIED
-    ]
+    lines = [file_line(0, line) for line in ingest_files(files)]
+    result = run_serial(ledger, before + [line.event for line in lines if line.event is not None])
+    ends = list(event_ends(result))[len(before) :]
+    records = expected_records(lines, ends).lines
+    return Expected([line_outcome(r) for r in records], result)
 
 
 def rows(engine: Engine, query: str, **params: Any) -> list[tuple]:
@@ -103,21 +81,12 @@ def rows(engine: Engine, query: str, **params: Any) -> list[tuple]:
 
 def stored_batch(engine: Engine, batch_id: int) -> list[LineOutcome]:
     """Every line of a committed batch as the system of record holds it, in batch order."""
-    found = rows(
-        engine,
-        "SELECT e.source_file, e.line_number, e.outcome, r.reason, r.detail, r.raw_input, d.kind"
-        " FROM ledger_events e"
-        " LEFT JOIN ledger_rejections r USING (batch_id, position)"
-        " LEFT JOIN ledger_duplicates d USING (batch_id, position)"
-        " WHERE e.batch_id = :batch ORDER BY e.position",
-        batch=batch_id,
-    )
-    return [
-        LineOutcome(
-            file, number, outcome, reason, detail, None if raw is None else bytes(raw), kind
-        )
-        for file, number, outcome, reason, detail, raw, kind in found
-    ]
+    with read_snapshot(engine) as conn:
+        log = StoredLog(conn, batch_id)
+        try:
+            return [line_outcome(r) for r in log.lines_through(None)]
+        finally:
+            log.close()
 
 
 def stored_counts(engine: Engine, batch_id: int) -> tuple[int, int, int, int]:
