@@ -151,21 +151,43 @@ def cmd_audit(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_verify(settings: Settings, args: argparse.Namespace) -> int:
     """Prove the system of record from PostgreSQL alone: the batch hash chain, every table's
-    Merkle tree (down to the keys that differ) and the batch counts; exit 1 on any finding."""
-    from rich.markup import escape
-
+    Merkle tree (down to the keys that differ) and the batch counts; with --replay, also
+    re-execute the whole stored event log and compare everything. Exit 1 on any finding."""
     from ledger_engine.apps import load_ledger
     from ledger_engine.audit.verify import verify_ledger
     from ledger_engine.store.database import open_store
 
+    ledger = load_ledger(settings.app)
     engine = open_store(settings)
+    started = time.perf_counter()
     try:
-        started = time.perf_counter()
         with console.status("verifying: hash chain, Merkle trees, batch counts"):
-            checks = verify_ledger(engine, load_ledger(settings.app))
+            checks = verify_ledger(engine, ledger)
+        if args.replay:
+            checks += _replay(engine, ledger)
     finally:
         engine.dispose()
-    seconds = time.perf_counter() - started
+    return _print_checks(checks, time.perf_counter() - started)
+
+
+def _replay(engine, ledger) -> list:
+    from ledger_engine.audit.replay import replay_checks
+
+    with _progress() as progress:
+        task = progress.add_task("replay: events re-executed", total=None)
+
+        def on_progress(at) -> None:
+            progress.update(task, completed=at.events_done, total=at.events_total)
+            if at.phase == "tables":
+                progress.update(task, description=f"replay: comparing table {at.table}")
+
+        return replay_checks(engine, ledger, on_progress)
+
+
+def _print_checks(checks: list, seconds: float) -> int:
+    """Every check with all its findings; 0 if all passed, else 1."""
+    from rich.markup import escape
+
     for check in checks:
         outcome = "[green]passed[/]" if check.passed else "[red]FAILED[/]"
         console.print(f"{outcome}  {escape(check.suite)}: {escape(check.name)}")
@@ -367,6 +389,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(handler=cmd_run)
     commands.add_parser("audit", help=cmd_audit.__doc__).set_defaults(handler=cmd_audit)
     verify = commands.add_parser("verify", help=cmd_verify.__doc__)
+    verify.add_argument(
+        "--replay", action="store_true", help="also re-execute the stored event log and compare"
+    )
     verify.set_defaults(handler=cmd_verify)
     report = commands.add_parser("report", help=cmd_report.__doc__)
     report.add_argument("--open", action="store_true", help="open it in a web browser")
