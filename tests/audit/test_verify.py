@@ -115,6 +115,7 @@ def test_an_untouched_ledger_passes(ledger_db: Engine) -> None:
         "batch hash chain",
         "merkle root of accounts",
         "merkle root of asset_ledger",
+        "batch counts equal the rows they describe",
     ]
     assert [c.findings for c in checks if not c.passed] == []
 
@@ -159,9 +160,25 @@ def test_altered_bucket_digests_are_caught_by_the_recorded_root(ledger_db: Engin
 
 def test_an_altered_batch_count_is_the_first_broken_link(ledger_db: Engine) -> None:
     tamper(ledger_db, "UPDATE ledger_batches SET changes = changes - 1 WHERE batch_id = 0")
-    assert failed(ledger_db)["batch hash chain"] == (
+    findings = failed(ledger_db)
+    assert findings["batch hash chain"] == (
         "first broken link: batch 0: its fields do not hash to its recorded batch_hash",
     )
+    [counted] = findings["batch counts equal the rows they describe"]
+    assert counted.startswith("batch 0: changes recorded ")
+
+
+def test_log_rows_of_a_batch_without_a_batch_row_are_named(ledger_db: Engine) -> None:
+    tamper(
+        ledger_db,
+        "INSERT INTO ledger_results (batch_id, position, seq, stream, request_id, payload)"
+        " VALUES (7, 0, 0, 'deposit_results', 'forged', '{}')",
+    )
+    assert failed(ledger_db) == {
+        "batch counts equal the rows they describe": (
+            "batch 7: ledger_results holds rows of a batch that has no batch row",
+        )
+    }
 
 
 def test_swapped_batch_hashes_break_the_chain_at_the_first_batch(ledger_db: Engine) -> None:
