@@ -163,6 +163,6 @@ def test_each_tamper_is_detected_and_located_by_verify_and_an_expectation(
     )
     expectation_failures = failures(expected)
     assert tamper.expectation in expectation_failures, expectation_failures
-    assert any(
-        tamper.expectation_finding in f for f in expectation_failures[tamper.expectation]
-    ), expectation_failures[tamper.expectation]
+    assert any(tamper.expectation_finding in f for f in expectation_failures[tamper.expectation]), (
+        expectation_failures[tamper.expectation]
+    )
