@@ -14,7 +14,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import pytest
-from sqlalchemy import make_url, text
+from sqlalchemy import Engine, make_url, text
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from ledger_engine.admission import INVALID_REQUEST_ID
@@ -62,7 +62,7 @@ ALL_CHECKS = [
 ]
 
 
-def commit_transfers_batch(commit_files: Callable[..., BatchSummary], engine) -> None:
+def commit_transfers_batch(commit_files: Callable[..., BatchSummary], engine: Engine) -> None:
     """Batch 2, after the bank workload: a self-transfer (its two bindings share one row, so
     each table gets one change that nets to zero by itself) and a fee transfer (the fee goes to
     a third account). Final state: accounts alice 84, bob 80, carol 50, dave 10, fees 1;
@@ -478,6 +478,20 @@ def test_swapped_batch_hashes_break_the_chain_at_the_batches_after_them(
     assert all(
         f.endswith("problem='prev_hash is not the batch_hash of the batch before'")
         for f in findings
+    )
+
+
+def test_a_chain_that_does_not_start_from_the_genesis_hash_is_named_at_batch_0(
+    ledger_url: str, project_root: Path
+):
+    tamper(ledger_url, "UPDATE ledger_batches SET prev_hash = repeat('f', 64) WHERE batch_id = 0")
+
+    results = audit(ledger_url, project_root)
+
+    assert failed(results) == {HASH_CHAIN}
+    assert results[HASH_CHAIN].findings == (
+        "batch_id=0, prev_hash='ffffffffffffffff', hash_of_batch_before='0000000000000000',"
+        " problem='the first batch does not start from the genesis hash'",
     )
 
 
