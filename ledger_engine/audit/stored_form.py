@@ -62,6 +62,8 @@ def _number(value: float) -> float | int:
 def same_json(a: Any, b: Any) -> bool:
     """Equal as stored values: unlike `==`, `true` is not `1` and `1.0` is not `1`, at any
     depth."""
+    if a is b:
+        return True
     if type(a) is not type(b):
         return False
     if type(a) is dict or type(a) is list:
