@@ -48,7 +48,7 @@ from .rederivation import Line, LineRecord, Rederivation, StoredLog, batch_rows,
 from .stored_form import StoredFormEvent
 
 SUITE = "replay"
-CHUNK_LINES = 20_000  # lines re-executed and compared at a time
+CHUNK_LINES = 5_000  # lines re-executed and compared at a time (about 7 MB per 1,000)
 
 
 @dataclass(frozen=True)
