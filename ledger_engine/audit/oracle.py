@@ -18,14 +18,9 @@ from sqlalchemy import Connection, Engine, text
 from ledger_engine.api import StreamingLedger
 from ledger_engine.ingest import ingest_files
 
-from .rederivation import (
-    MAX_POSITION,
-    Rederivation,
-    StoredLog,
-    batch_rows,
-    file_line,
-    read_snapshot,
-)
+from .expected import file_line
+from .rederivation import Rederivation
+from .stored_log import MAX_POSITION, StoredLog, batch_rows, read_snapshot
 
 MAX_LISTED = 5  # files listed per finding
 

@@ -1,12 +1,12 @@
 """Re-deriving committed batches with the serial runner, and comparing them with PostgreSQL.
 
 Two audits re-derive the ledger: the oracle (`oracle.py`) from the inbox files the batches took
-in, the replay (`replay.py`) from the stored event log. Each hands this module the lines of the
-committed batches in (batch, position) order, in chunks. `Rederivation` runs each chunk with the
-serial runner, chained: a chunk starts from the state and the request ids the chunks before it
-left (`ChainedRun`), which gives what one run over every line gives. It then compares, chunk by
-chunk, what every line must have become with what the store holds, and at the end every
-table's state and every batch row's counts:
+in, the replay (`replay.py`) from the stored event log. Each hands `Rederivation` the lines of
+the committed batches in (batch, position) order, in chunks. It runs each chunk with the serial
+runner, chained: a chunk starts from the state and the request ids the chunks before it left
+(`expected.ChainedRun`), which gives what one run over every line gives. It then compares,
+chunk by chunk, what every line must have become (`expected`) with what the store holds
+(`stored_log`), and at the end every table's state and every batch row's counts:
 
 - event outcomes: applied, rejected or duplicate, per (batch, position);
 - event log: the stored event's file, line, stream, request id and payload agree with its line;
@@ -16,9 +16,10 @@ table's state and every batch row's counts:
 - batch counts: each batch row's counts, and batch ids 0..n-1;
 - table <name>: every row, by key.
 
-The store is read through one snapshot (`StoredLog`: server-side cursors in one REPEATABLE
-READ transaction, read in step with the chunks), so memory holds one chunk's lines and rows,
-the tables' state and one fingerprint per executed request id, never the whole log.
+The store is read through one snapshot, in step with the chunks, so memory holds one chunk's
+lines and rows, the tables' state and one fingerprint per executed request id, never the whole
+log. Each check counts its differences and words the first `SHOWN`, naming batch, position,
+request, table and key.
 
 Values are compared in the form `jsonb` reads them back in (`stored_form.jsonb_form`), the only
 form both sides share: the store cannot say whether a result's 1e+300 was a float.
@@ -27,417 +28,33 @@ form both sides share: the store cannot say whether a result's 1e+300 was a floa
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
-from sqlalchemy import Connection, Engine, text
+from sqlalchemy import Connection
 
 from ledger_engine.api import StreamingLedger
-from ledger_engine.gc_pause import gc_paused
-from ledger_engine.ingest import IngestedLine
-from ledger_engine.model import (
-    APPLIED,
-    DUPLICATE,
-    EXISTS,
-    EXISTS_WITH_DIFFERENT_PAYLOAD,
-    INVALID_EVENT,
-    REJECTED,
-    Change,
-    Duplicate,
-    Event,
-    Rejection,
-    Result,
-    RunResult,
-)
-from ledger_engine.serial import State, initial_state, record, run_event
-from ledger_engine.store.staging import clean_text, request_id_of
+from ledger_engine.model import APPLIED, DUPLICATE, EXISTS, EXISTS_WITH_DIFFERENT_PAYLOAD, REJECTED
 from ledger_engine.store.state import snapshot_rows
-from ledger_engine.values import brief, key_text
+from ledger_engine.values import brief
 
-from .stored_form import ambiguous, jsonb_form, same_json, stored_event
+from .expected import (
+    ChainedRun,
+    ChangeRecord,
+    Expected,
+    Line,
+    LineRecord,
+    Place,
+    ResultRecord,
+    event_ends,
+    expected_records,
+)
+from .stored_form import ambiguous, jsonb_form, same_json
+from .stored_log import BatchRow, StoredLog
 
-Place = tuple[int, int]  # (batch id, position in the batch)
 SHOWN = 10  # findings listed per check; a last line counts the rest
 LINE_CHECKS = ("event outcomes", "event log", "rejections", "duplicates")
 CHECKS = (*LINE_CHECKS, "change log", "results", "batch counts")
-
-
-# -- what the store keeps, and what it must keep --------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Line:
-    """One line of a committed batch, as it is re-executed: its event, or why it holds none.
-
-    `exact` is False when the event was rebuilt from the event log's columns (no bytes of the
-    line are kept), which hold its stored form only (`stored_form`).
-    """
-
-    batch_id: int
-    position: int
-    source_file: str
-    line_number: int
-    raw: bytes | None
-    event: Event | None
-    problem: str | None = None
-    exact: bool = True
-
-
-def file_line(batch_id: int, line: IngestedLine) -> Line:
-    """A line of an inbox file (`ingest.ingest_files`) of batch `batch_id`."""
-    return Line(
-        batch_id,
-        line.position,
-        line.source_file,
-        line.line_number,
-        line.raw,
-        line.event,
-        line.problem,
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class LineRecord:
-    """What became of one line, in the shape the store keeps it: the event log's columns, the
-    rejection's (reason, detail, raw bytes) or the duplicate's kind, and the stream and request
-    id that the rejection or duplicate row repeats (`ended_*`)."""
-
-    batch_id: int
-    position: int
-    source_file: str
-    line_number: int
-    outcome: str
-    stream: str | None
-    request_id: str | None
-    payload: Any  # stored form (`jsonb_form`); None for NULL
-    reason: str | None = None
-    detail: str | None = None
-    raw: bytes | None = None
-    kind: str | None = None
-    ended_stream: str | None = None
-    ended_request_id: str | None = None
-
-    @property
-    def place(self) -> Place:
-        return (self.batch_id, self.position)
-
-
-class ChangeRecord(NamedTuple):
-    """One change-log row."""
-
-    batch_id: int
-    position: int
-    seq: int
-    request_id: str
-    table: str
-    key: str
-    before: Any
-    after: Any
-
-
-class ResultRecord(NamedTuple):
-    """One result row."""
-
-    batch_id: int
-    position: int
-    seq: int
-    stream: str
-    request_id: str
-    payload: Any
-
-
-@dataclass(frozen=True, slots=True)
-class EventEnd:
-    """What one event of a run became: its status, its rejection or duplicate, and (applied)
-    its row writes and results."""
-
-    status: str
-    ended: Rejection | Duplicate | None = None
-    changes: Sequence[Change] = ()
-    results: Sequence[Result] = ()
-
-
-def event_ends(run: RunResult) -> Iterator[EventEnd]:
-    """Each event's end, in the run's order.
-
-    An applied event's changes and results are the next ones that carry its request id: an
-    executed request id is unique within a run, so consecutive applied events never share one.
-    """
-    rejections, duplicates = iter(run.rejections), iter(run.duplicates)
-    changes, results = run.changes, run.results
-    next_change = next_result = 0
-    for outcome in run.outcomes:
-        if outcome.status == REJECTED:
-            yield EventEnd(REJECTED, next(rejections))
-        elif outcome.status == DUPLICATE:
-            yield EventEnd(DUPLICATE, next(duplicates))
-        else:
-            first_change, first_result = next_change, next_result
-            while (
-                next_change < len(changes) and changes[next_change].request_id == outcome.request_id
-            ):
-                next_change += 1
-            while (
-                next_result < len(results) and results[next_result].request_id == outcome.request_id
-            ):
-                next_result += 1
-            yield EventEnd(
-                APPLIED,
-                None,
-                changes[first_change:next_change],
-                results[first_result:next_result],
-            )
-    assert next_change == len(changes) and next_result == len(results), "every write ends"
-
-
-@dataclass
-class Expected:
-    """What a chunk of lines must have become."""
-
-    lines: list[LineRecord] = field(default_factory=list)
-    changes: list[ChangeRecord] = field(default_factory=list)
-    results: list[ResultRecord] = field(default_factory=list)
-
-
-def expected_records(lines: Iterable[Line], ends: Iterable[EventEnd]) -> Expected:
-    """The records `lines` must have left, given the ends of their events (in order)."""
-    expected = Expected()
-    ends = iter(ends)
-    for line in lines:
-        where = (line.batch_id, line.position, line.source_file, line.line_number)
-        if line.event is None:
-            expected.lines.append(
-                LineRecord(
-                    *where, REJECTED, None, None, None, INVALID_EVENT, line.problem, line.raw
-                )
-            )
-            continue
-        if line.exact:
-            columns = stored_event(line.event)
-        else:  # rebuilt from the columns: they are its stored form
-            columns = (line.event.stream, line.event.request_id, line.event.payload)
-        end = next(ends)
-        ended = end.ended
-        if isinstance(ended, Rejection):
-            stream, request_id = clean_text(ended.stream), request_id_of(ended.request_id)
-            record = LineRecord(
-                *where,
-                REJECTED,
-                *columns,
-                ended.reason,
-                ended.detail,
-                line.raw,
-                ended_stream=stream,
-                ended_request_id=request_id,
-            )
-        elif isinstance(ended, Duplicate):
-            record = LineRecord(
-                *where,
-                DUPLICATE,
-                *columns,
-                kind=ended.kind,
-                ended_stream=clean_text(ended.stream),
-                ended_request_id=ended.request_id,
-            )
-        else:
-            record = LineRecord(*where, APPLIED, *columns)
-            for seq, change in enumerate(end.changes):
-                expected.changes.append(
-                    ChangeRecord(
-                        line.batch_id,
-                        line.position,
-                        seq,
-                        change.request_id,
-                        change.table,
-                        key_text(change.key),
-                        jsonb_form(change.before),
-                        jsonb_form(change.after),
-                    )
-                )
-            for seq, result in enumerate(end.results):
-                expected.results.append(
-                    ResultRecord(
-                        line.batch_id,
-                        line.position,
-                        seq,
-                        result.stream,
-                        result.request_id,
-                        jsonb_form(result.payload),
-                    )
-                )
-        expected.lines.append(record)
-    assert next(ends, None) is None, "one end per event"
-    return expected
-
-
-# -- running chunks in a chain ---------------------------------------------------------------
-
-
-class ChainedRun:
-    """The serial runner over consecutive chunks of events: together, exactly one run over all
-    of them (a property test checks it against `run_serial`).
-
-    It runs the serial runner's own step (`serial.run_event`, recorded by `serial.record`) on
-    one state and one map of seen request ids kept from chunk to chunk. Chaining `run_serial`
-    calls through their `state` and `known_requests` gives the same, but each call copies and
-    checks its whole initial state: a cost in table rows per chunk, as large as the replay
-    itself for a ledger of 10^6 rows.
-    """
-
-    def __init__(self, ledger: StreamingLedger) -> None:
-        ledger.check()
-        self.streams = ledger.streams
-        self.state: State = initial_state(ledger, None)
-        self.seen: dict[str, str] = {}  # request id -> fingerprint of its executed event
-
-    def run(self, events: Sequence[Event]) -> RunResult:
-        """Run the next chunk; its `RunResult` (positions from 0) shares the chain's state."""
-        result = RunResult(state=self.state)
-        with gc_paused():
-            for position, event in enumerate(events):
-                outcome = run_event(self.streams, event, self.state, self.seen)
-                record(result, position, event, outcome)
-        return result
-
-
-# -- reading the store in step with the chunks ------------------------------------------------
-
-MAX_POSITION = 2**31 - 1  # positions are PostgreSQL integers
-
-
-@contextmanager
-def read_snapshot(engine: Engine) -> Iterator[Connection]:
-    """A read-only connection whose reads all see one snapshot of the store, however long
-    they take and whatever commits meanwhile."""
-    with engine.connect() as conn:
-        conn.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
-        with conn.begin():
-            yield conn
-
-
-_LINES = (
-    "SELECT e.batch_id, e.position, e.source_file, e.line_number, e.outcome, e.stream,"
-    " e.request_id, e.payload, r.reason, r.detail, r.raw_input, d.kind,"
-    " coalesce(r.stream, d.stream), coalesce(r.request_id, d.request_id)"
-    " FROM ledger_events e"
-    " LEFT JOIN ledger_rejections r USING (batch_id, position)"
-    " LEFT JOIN ledger_duplicates d USING (batch_id, position)"
-)
-_CHANGES = (
-    "SELECT batch_id, position, seq, request_id, table_name, key, before, after"
-    " FROM ledger_change_log"
-)
-_RESULTS = "SELECT batch_id, position, seq, stream, request_id, payload FROM ledger_results"
-_ONE_BATCH = " WHERE batch_id = %(batch)s"
-_LINES_OF_ONE_BATCH = " WHERE e.batch_id = %(batch)s"
-_LINE_ORDER = " ORDER BY e.batch_id, e.position"
-_ROW_ORDER = " ORDER BY batch_id, position, seq"
-
-
-def _line_record(row: tuple) -> LineRecord:
-    *head, raw, kind, ended_stream, ended_request_id = row
-    raw = None if raw is None else bytes(raw)
-    return LineRecord(*head, raw, kind, ended_stream, ended_request_id)
-
-
-class _Rows:
-    """A server-side cursor's rows, taken in (batch, position) order up to a place."""
-
-    def __init__(self, conn: Connection, name: str, query: str, params: dict) -> None:
-        # A named cursor streams the rows instead of loading them whole.
-        self._cursor = conn.connection.cursor(name=name)
-        self._cursor.itersize = 5_000
-        self._cursor.execute(query, params)
-        self._rows = iter(self._cursor)
-        self._next = next(self._rows, None)
-
-    @property
-    def exhausted(self) -> bool:
-        return self._next is None
-
-    def take(self, count: int) -> list[tuple]:
-        """The next `count` rows (fewer at the end)."""
-        taken = []
-        while self._next is not None and len(taken) < count:
-            taken.append(self._next)
-            self._next = next(self._rows, None)
-        return taken
-
-    def through(self, end: Place | None) -> list[tuple]:
-        """The next rows up to and including place `end` (all that are left for None)."""
-        taken = []
-        while self._next is not None and (end is None or (self._next[0], self._next[1]) <= end):
-            taken.append(self._next)
-            self._next = next(self._rows, None)
-        return taken
-
-    def close(self) -> None:
-        self._cursor.close()
-
-
-class StoredLog:
-    """The committed event log, change log and results, read in (batch, position) order.
-
-    `conn` must be in a transaction that sees one snapshot (REPEATABLE READ): the three
-    cursors and the tables read at the end must agree. `batch_id` restricts it to one batch.
-    """
-
-    def __init__(self, conn: Connection, batch_id: int | None = None) -> None:
-        params = {} if batch_id is None else {"batch": batch_id}
-        where, line_where = ("", "") if batch_id is None else (_ONE_BATCH, _LINES_OF_ONE_BATCH)
-        self._lines = _Rows(conn, "replay_lines", _LINES + line_where + _LINE_ORDER, params)
-        self._changes = _Rows(conn, "replay_changes", _CHANGES + where + _ROW_ORDER, params)
-        self._results = _Rows(conn, "replay_results", _RESULTS + where + _ROW_ORDER, params)
-
-    def next_lines(self, count: int) -> tuple[list[LineRecord], Place | None]:
-        """The next `count` stored lines, and the place the chunk they make ends at: the last
-        one's, or None when no line is left (the chunk then takes every row left)."""
-        records = [_line_record(row) for row in self._lines.take(count)]
-        end = None if self._lines.exhausted else records[-1].place
-        return records, end
-
-    @property
-    def exhausted(self) -> bool:
-        """True once every stored line is taken."""
-        return self._lines.exhausted
-
-    def lines_through(self, end: Place | None) -> list[LineRecord]:
-        return [_line_record(row) for row in self._lines.through(end)]
-
-    def changes_through(self, end: Place | None) -> list[ChangeRecord]:
-        return [ChangeRecord(*row) for row in self._changes.through(end)]
-
-    def results_through(self, end: Place | None) -> list[ResultRecord]:
-        return [ResultRecord(*row) for row in self._results.through(end)]
-
-    def close(self) -> None:
-        for rows in (self._lines, self._changes, self._results):
-            rows.close()
-
-
-class BatchRow(NamedTuple):
-    batch_id: int
-    ingested: int
-    applied: int
-    rejected: int
-    duplicates: int
-    changes: int
-    results: int
-
-
-def batch_rows(conn: Connection) -> list[BatchRow]:
-    """Every batch row's counts, in batch order."""
-    rows = conn.execute(
-        text(
-            "SELECT batch_id, events_ingested, applied, rejected, duplicates, changes, results"
-            " FROM ledger_batches ORDER BY batch_id"
-        )
-    )
-    return [BatchRow(*row) for row in rows]
-
-
-# -- comparing -------------------------------------------------------------------------------
 
 
 @dataclass

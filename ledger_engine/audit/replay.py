@@ -44,8 +44,10 @@ from ledger_engine.ingest import parse_line
 from ledger_engine.model import Event
 from ledger_engine.store.state import check_state_tables
 
-from .rederivation import Line, LineRecord, Rederivation, StoredLog, batch_rows, read_snapshot
+from .expected import Line, LineRecord
+from .rederivation import Rederivation
 from .stored_form import StoredFormEvent
+from .stored_log import StoredLog, batch_rows, read_snapshot
 
 SUITE = "replay"
 CHUNK_LINES = 5_000  # lines re-executed and compared at a time (about 7 MB per 1,000)

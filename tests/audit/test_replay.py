@@ -21,8 +21,8 @@ from sqlalchemy import Engine, create_engine, text
 
 from ledger_engine.apps.bank import build_ledger
 from ledger_engine.apps.bank_events import generate_events
+from ledger_engine.audit.expected import ChainedRun
 from ledger_engine.audit.findings import CheckResult
-from ledger_engine.audit.rederivation import ChainedRun
 from ledger_engine.audit.replay import ReplayProgress, replay_checks
 from ledger_engine.audit.stored_form import ambiguous, jsonb_form, same_json
 from ledger_engine.model import canonical_json

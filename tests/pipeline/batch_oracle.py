@@ -3,7 +3,8 @@ then `run_serial`), and what the system of record says did, in the same shape.
 
 Shared by the bad-input and fuzz tests: both compare, line by line, the outcome, reason,
 detail, duplicate kind and raw bytes that PostgreSQL holds with those the reference computes.
-Both sides come from `ledger_engine.audit.rederivation`, which the oracle and the replay use.
+Both sides come from `ledger_engine.audit.expected` and `stored_log`, as the oracle's and the
+replay's do.
 """
 
 from __future__ import annotations
@@ -15,14 +16,8 @@ from typing import Any
 from sqlalchemy import Engine, text
 
 from ledger_engine.api import StreamingLedger
-from ledger_engine.audit.rederivation import (
-    LineRecord,
-    StoredLog,
-    event_ends,
-    expected_records,
-    file_line,
-    read_snapshot,
-)
+from ledger_engine.audit.expected import LineRecord, event_ends, expected_records, file_line
+from ledger_engine.audit.stored_log import StoredLog, read_snapshot
 from ledger_engine.ingest import ingest_files
 from ledger_engine.model import Event, RunResult
 from ledger_engine.serial import run_serial
