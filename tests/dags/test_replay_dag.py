@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy import text
 
 from ledger_engine.store.database import connect
-from tests.audit.conftest import commit_bank_workload
+from tests.audit.conftest import deposit, jsonl
 from tests.dags.conftest import DAGS_FOLDER, RUNNER, run_logged
 
 DAG_ID = "ledger_replay"
@@ -77,7 +77,10 @@ def test_a_run_on_a_tampered_ledger_fails_naming_the_difference(
     url = make_database_url()
     engine = connect(url)
     try:
-        commit_bank_workload(commit_files, engine)  # bob's balance is 80
+        deposits = jsonl(
+            deposit("d1", "alice", "gold", 100, 10), deposit("d2", "bob", "gold", 80, 8)
+        )
+        commit_files(engine, 0, [("0001.jsonl", deposits)])
         with engine.begin() as conn:
             conn.execute(text("UPDATE accounts SET value = 81 WHERE key = 'bob'"))
     finally:
