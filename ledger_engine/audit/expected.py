@@ -72,8 +72,8 @@ def file_line(batch_id: int, line: IngestedLine) -> Line:
 @dataclass(frozen=True, slots=True)
 class LineRecord:
     """What became of one line, in the shape the store keeps it: the event log's columns, the
-    rejection's (reason, detail, raw bytes) or the duplicate's kind, and the stream and request
-    id that the rejection or duplicate row repeats (`ended_*`)."""
+    rejection's (reason, detail, raw bytes) or the duplicate's kind, the stream and request id
+    that the rejection or duplicate row repeats (`ended_*`), and the executed request's row."""
 
     batch_id: int
     position: int
@@ -89,6 +89,9 @@ class LineRecord:
     kind: str | None = None
     ended_stream: str | None = None
     ended_request_id: str | None = None
+    # The executed request's row (`ledger_requests`) of an applied or rejected event with a
+    # valid request id: (request id, fingerprint of the event, outcome).
+    request: tuple[str, str, str] | None = None
 
     @property
     def place(self) -> Place:
@@ -191,6 +194,7 @@ def expected_records(lines: Iterable[Line], ends: Iterable[EventEnd]) -> Expecte
             columns = (line.event.stream, line.event.request_id, line.event.payload)
         end = next(ends)
         ended = end.ended
+        request = _executed(line.event, end.status)
         if isinstance(ended, Rejection):
             stream, request_id = clean_text(ended.stream), request_id_of(ended.request_id)
             kept = LineRecord(
@@ -202,6 +206,7 @@ def expected_records(lines: Iterable[Line], ends: Iterable[EventEnd]) -> Expecte
                 line.raw,
                 ended_stream=stream,
                 ended_request_id=request_id,
+                request=request,
             )
         elif isinstance(ended, Duplicate):
             kept = LineRecord(
@@ -213,7 +218,7 @@ def expected_records(lines: Iterable[Line], ends: Iterable[EventEnd]) -> Expecte
                 ended_request_id=ended.request_id,
             )
         else:
-            kept = LineRecord(*where, APPLIED, *columns)
+            kept = LineRecord(*where, APPLIED, *columns, request=request)
             for seq, change in enumerate(end.changes):
                 expected.changes.append(
                     ChangeRecord(
@@ -241,6 +246,15 @@ def expected_records(lines: Iterable[Line], ends: Iterable[EventEnd]) -> Expecte
         expected.lines.append(kept)
     assert next(ends, None) is None, "one end per event"
     return expected
+
+
+def _executed(event: Event, status: str) -> tuple[str, str, str] | None:
+    """The executed request's row an event leaves: the fingerprint of the event itself (a
+    `StoredFormEvent`'s too, not of its stored form), as admission took it."""
+    request_id = request_id_of(event.request_id)
+    if status == DUPLICATE or request_id is None:
+        return None
+    return (request_id, Event.fingerprint(event), status)
 
 
 class ChainedRun:

@@ -12,6 +12,8 @@ chunk by chunk, what every line must have become (`expected`) with what the stor
 - event log: the stored event's file, line, stream, request id and payload agree with its line;
 - rejections: reason, detail, raw bytes, stream and request id;
 - duplicates: kind, stream and request id;
+- executed requests: each applied or rejected event's row in `ledger_requests` (request id,
+  outcome, fingerprint of the event as it was executed): the stored event is that event;
 - change log and results: per (batch, position, seq), values compared as JSON (`same_json`);
 - batch counts: each batch row's counts, and batch ids 0..n-1;
 - table <name>: every row, by key.
@@ -53,7 +55,7 @@ from .stored_form import ambiguous, jsonb_form, same_json
 from .stored_log import BatchRow, StoredLog
 
 SHOWN = 10  # findings listed per check; a last line counts the rest
-LINE_CHECKS = ("event outcomes", "event log", "rejections", "duplicates")
+LINE_CHECKS = ("event outcomes", "event log", "rejections", "duplicates", "executed requests")
 CHECKS = (*LINE_CHECKS, "change log", "results", "batch counts")
 
 
@@ -228,6 +230,11 @@ class Rederivation:
         found = _field_differences(names, *fields, gives="its line gives")
         if found:
             self.tallies["event log"].add(f"{at}: {found}")
+        if want.request != got.request and (exact or not _fingerprint_undecidable(want, got)):
+            self.tallies["executed requests"].add(
+                f"{at}: executed request stored {_request_words(got.request)},"
+                f" the serial runner gives {_request_words(want.request)}"
+            )
         if want.outcome == REJECTED:
             names = ("reason", "detail", "raw input", "rejection's stream", "rejection's request")
             found = _field_differences(
@@ -313,10 +320,26 @@ class Rederivation:
                 tally.add(f"{at}: stored {_show(g)}, the serial runner gives {_show(w)}")
 
 
+def _request_words(request: tuple[str, str, str] | None) -> str:
+    if request is None:
+        return "none"
+    request_id, fingerprint, outcome = request
+    return f"{brief(request_id, 40)} {outcome} with fingerprint {fingerprint[:12]}"
+
+
 def _row_words(row: ChangeRecord | ResultRecord) -> str:
     if isinstance(row, ChangeRecord):
         return f"before {_show(row.before)}, after {_show(row.after)}"
     return f"{row.stream} result {_show(row.payload)}"
+
+
+def _fingerprint_undecidable(want: LineRecord, got: LineRecord) -> bool:
+    """An event rebuilt from the event log's columns whose stored form may stand for more than
+    one event: its fingerprint, taken of the event as executed, cannot be re-derived."""
+    if want.request is None or got.request is None:
+        return False
+    same_otherwise = (want.request[0], want.request[2]) == (got.request[0], got.request[2])
+    return same_otherwise and ambiguous(got.stream, got.payload)
 
 
 def _undecidable(want: LineRecord, got: LineRecord) -> bool:

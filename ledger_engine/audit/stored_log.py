@@ -32,10 +32,12 @@ def read_snapshot(engine: Engine) -> Iterator[Connection]:
 _LINES = (
     "SELECT e.batch_id, e.position, e.source_file, e.line_number, e.outcome, e.stream,"
     " e.request_id, e.payload, r.reason, r.detail, r.raw_input, d.kind,"
-    " coalesce(r.stream, d.stream), coalesce(r.request_id, d.request_id)"
+    " coalesce(r.stream, d.stream), coalesce(r.request_id, d.request_id),"
+    " q.request_id, q.fingerprint, q.outcome"
     " FROM ledger_events e"
     " LEFT JOIN ledger_rejections r USING (batch_id, position)"
     " LEFT JOIN ledger_duplicates d USING (batch_id, position)"
+    " LEFT JOIN ledger_requests q USING (batch_id, position)"
 )
 _CHANGES = (
     "SELECT batch_id, position, seq, request_id, table_name, key, before, after"
@@ -49,9 +51,10 @@ _ROW_ORDER = " ORDER BY batch_id, position, seq"
 
 
 def _line_record(row: tuple) -> LineRecord:
-    *head, raw, kind, ended_stream, ended_request_id = row
+    *head, raw, kind, ended_stream, ended_request_id = row[:14]
     raw = None if raw is None else bytes(raw)
-    return LineRecord(*head, raw, kind, ended_stream, ended_request_id)
+    request = None if row[14] is None else tuple(row[14:])
+    return LineRecord(*head, raw, kind, ended_stream, ended_request_id, request)
 
 
 class _Rows:

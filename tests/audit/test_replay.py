@@ -36,6 +36,7 @@ CHECKS = [
     "replay: event log",
     "replay: rejections",
     "replay: duplicates",
+    "replay: executed requests",
     "replay: change log",
     "replay: results",
     "replay: batch counts",
@@ -196,6 +197,10 @@ TAMPERS: dict[str, tuple[tuple[str, ...], dict[str, list[str]]]] = {
             " WHERE request_id = 't1' AND outcome = 'applied'",
         ),
         {
+            "replay: executed requests": [
+                "batch 0 position 3 (request 't1'): executed request stored 't1' applied with"
+                " fingerprint"
+            ],
             "replay: change log": ["batch 0 position 3 (request 't1') seq 0 (accounts 'alice')"],
             # The balance lookup b1 reads alice's balance.
             "replay: results": ["batch 1 position 3 (request 'b1') seq 0"],
