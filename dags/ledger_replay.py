@@ -9,9 +9,10 @@ environment variables read by `ledger_engine.config.Settings.from_env()` inside 
 
 `replay_event_log` re-executes the stored event log from an empty ledger with the serial runner
 (`ledger_engine.audit.replay.replay_checks`) and compares every table, the change log, results,
-rejections, duplicates and each event's outcome with PostgreSQL. It logs its progress, writes
-an HTML audit report page under `LEDGER_REPORTS` (also when the replay could not run), and
-fails, listing the findings, if any check failed. `ledger verify --replay` runs the same by hand.
+rejections, duplicates, executed request ids and each event's outcome with PostgreSQL. It logs
+its progress, writes an HTML audit report page under `LEDGER_REPORTS` (also when the replay
+could not run), and fails, listing the findings, if any check failed. `ledger verify --replay`
+runs the same by hand.
 
 The replay reads one snapshot and never writes, so it may overlap a `ledger_pipeline` run: it
 checks what was committed when it started. The task body imports `ledger_engine` lazily, so

@@ -3,11 +3,12 @@ runner, and compared with everything PostgreSQL holds.
 
 `replay_checks` reads `ledger_events` in (batch, position) order, rebuilds each line's event,
 runs the lines chunk by chunk with the serial runner (chained: one run over the whole log), and
-compares every event's outcome, the event log, rejections, duplicates, the change log, results,
-every batch row's counts and every table's rows with the store (`rederivation`). Each check
-names the batch, position, request, table and key of its first differences. It reads one
-snapshot and holds one chunk of lines at a time, so it runs beside the pipeline and scales with
-the log: memory is one chunk, the tables' state and a fingerprint per executed request id.
+compares every event's outcome, the event log, rejections, duplicates, executed request ids,
+the change log, results, every batch row's counts and every table's rows with the store
+(`rederivation`). Each check names the batch, position, request, table and key of its first
+differences. It reads one snapshot and holds one chunk of lines at a time, so it runs beside
+the pipeline and scales with the log: memory is one chunk, the tables' state and a fingerprint
+per executed request id (about 240 bytes each).
 
 Rebuilding a line's event, exactly where the store can:
 
@@ -25,7 +26,10 @@ Rebuilding a line's event, exactly where the store can:
   event parsed from bytes as the originals compared: equal originals have equal stored forms.
   Only when two different originals share a stored form (a float and an int of the same value,
   two payloads that are not objects, the streams 5 and "5") does the store itself not say
-  which; such a duplicate stored as a clash is then not reported.
+  which; such a duplicate stored as a clash is then not reported. The fingerprint each executed
+  request stored (`ledger_requests`) is of the event as executed: it is compared with the
+  event's own, so that an event-log payload changed behind the engine's back is named even
+  where it changes nothing else (not where its stored form is ambiguous, as above).
 - Results, change-log values and table values are compared in the stored form on both sides.
 """
 
