@@ -84,7 +84,7 @@ def ledger_replay() -> None:
             except Exception as exc:  # the report still says that the replay could not run
                 log.exception("the replay could not run")
                 finding = f"{type(exc).__name__}: {exc}"
-                checks = [CheckResult("replay", "replay: the replay runs", False, (finding,))]
+                checks = [CheckResult("replay", "the replay runs", False, (finding,))]
             page = write_report(engine, AuditReport(checks), settings.reports)
         finally:
             engine.dispose()
@@ -96,7 +96,7 @@ def ledger_replay() -> None:
         if failures:
             lines = [f"audit report: {page}"]
             for check in failures:
-                lines.append(f"check failed: {check.name}")
+                lines.append(f"check failed: {check.suite}: {check.name}")
                 lines.extend(f"  {finding}" for finding in check.findings)
             raise RuntimeError("the replay differs from the system of record:\n" + "\n".join(lines))
         return {

@@ -173,6 +173,6 @@ def replay_checks(
         log.close()
     report("done")
     return [
-        CheckResult(SUITE, f"replay: {name}", tally.count == 0, tuple(tally.findings()))
+        CheckResult(SUITE, name, tally.count == 0, tuple(tally.findings()))
         for name, tally in tallies.items()
     ]

@@ -32,16 +32,16 @@ from tests.audit.conftest import commit_bank_workload
 
 LEDGER = build_ledger()
 CHECKS = [
-    "replay: event outcomes",
-    "replay: event log",
-    "replay: rejections",
-    "replay: duplicates",
-    "replay: executed requests",
-    "replay: change log",
-    "replay: results",
-    "replay: batch counts",
-    "replay: table accounts",
-    "replay: table asset_ledger",
+    "event outcomes",
+    "event log",
+    "rejections",
+    "duplicates",
+    "executed requests",
+    "change log",
+    "results",
+    "batch counts",
+    "table accounts",
+    "table asset_ledger",
 ]
 
 
@@ -159,7 +159,7 @@ def test_an_untouched_ledger_replays_clean_with_progress(ledger_copy: Engine) ->
 TAMPERS: dict[str, tuple[tuple[str, ...], dict[str, list[str]]]] = {
     "a changed balance": (
         ("UPDATE accounts SET value = value + 1 WHERE key = 'bob'",),
-        {"replay: table accounts": ["accounts 'bob': stored 81, the serial runner gives 80"]},
+        {"table accounts": ["accounts 'bob': stored 81, the serial runner gives 80"]},
     ),
     "a forged result": (
         (
@@ -167,7 +167,7 @@ TAMPERS: dict[str, tuple[tuple[str, ...], dict[str, list[str]]]] = {
             " WHERE request_id = 'b1'",
         ),
         {
-            "replay: results": [
+            "results": [
                 "batch 1 position 3 (request 'b1') seq 0: payload.balance stored 1000000,"
                 " the serial runner gives 90"
             ]
@@ -176,7 +176,7 @@ TAMPERS: dict[str, tuple[tuple[str, ...], dict[str, list[str]]]] = {
     "a changed rejection reason": (
         ("UPDATE ledger_rejections SET reason = 'type_error' WHERE request_id = 'd4'",),
         {
-            "replay: rejections": [
+            "rejections": [
                 "batch 0 position 6 (request 'd4')",
                 "reason stored 'type_error', the serial runner gives 'aborted'",
             ]
@@ -185,7 +185,7 @@ TAMPERS: dict[str, tuple[tuple[str, ...], dict[str, list[str]]]] = {
     "a deleted change-log row": (
         ("DELETE FROM ledger_change_log WHERE (batch_id, position, seq) = (0, 3, 1)",),
         {
-            "replay: change log": [
+            "change log": [
                 "batch 0 position 3 (request 't1') seq 1 (accounts 'bob'): not in the store",
                 "before 50, after 80",
             ]
@@ -197,14 +197,14 @@ TAMPERS: dict[str, tuple[tuple[str, ...], dict[str, list[str]]]] = {
             " WHERE request_id = 't1' AND outcome = 'applied'",
         ),
         {
-            "replay: executed requests": [
+            "executed requests": [
                 "batch 0 position 3 (request 't1'): executed request stored 't1' applied with"
                 " fingerprint"
             ],
-            "replay: change log": ["batch 0 position 3 (request 't1') seq 0 (accounts 'alice')"],
+            "change log": ["batch 0 position 3 (request 't1') seq 0 (accounts 'alice')"],
             # The balance lookup b1 reads alice's balance.
-            "replay: results": ["batch 1 position 3 (request 'b1') seq 0"],
-            "replay: table accounts": [
+            "results": ["batch 1 position 3 (request 'b1') seq 0"],
+            "table accounts": [
                 "accounts 'alice': stored 90, the serial runner gives 110",
                 "accounts 'bob': stored 80, the serial runner gives 60",
             ],
@@ -216,7 +216,7 @@ TAMPERS: dict[str, tuple[tuple[str, ...], dict[str, list[str]]]] = {
             " WHERE request_id = 'd4' AND outcome = 'rejected'",
         ),
         {
-            "replay: event log": [
+            "event log": [
                 "batch 0 position 6 (request 'd4')",
                 "stream stored 'transfers', its line gives 'deposits'",
             ]
@@ -225,7 +225,7 @@ TAMPERS: dict[str, tuple[tuple[str, ...], dict[str, list[str]]]] = {
     "a duplicate's kind": (
         ("UPDATE ledger_duplicates SET kind = 'exists' WHERE request_id = 't1'",),
         {
-            "replay: duplicates": [
+            "duplicates": [
                 "batch 1 position 0 (request 't1')",
                 "kind stored 'exists', the serial runner gives 'exists_with_different_payload'",
             ]

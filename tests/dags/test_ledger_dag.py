@@ -50,8 +50,9 @@ def parsed(
 
 def test_dags_folder_imports_without_errors(parsed: dict) -> None:
     assert parsed["import_errors"] == {}
-    assert list(parsed["dags"]) == [DAG_ID]
+    assert sorted(parsed["dags"]) == [DAG_ID, "ledger_replay"]
     assert Path(parsed["dags"][DAG_ID]["fileloc"]).name == "ledger_pipeline.py"
+    assert Path(parsed["dags"]["ledger_replay"]["fileloc"]).name == "ledger_replay.py"
 
 
 def test_parsing_does_not_import_the_platform(parsed: dict) -> None:
