@@ -147,7 +147,7 @@ def main() -> int:
     per = {"ledger verify": state_rows, "replay of the event log": counts["events"]}
     for label, figure in figures.items():
         rate = f"{per[label] / figure['seconds']:,.0f}" if label in per else ""
-        table.add_row(label, f"{figure['seconds']:.1f}", rate, str(figure["passed"]))
+        table.add_row(label, f"{figure['seconds']:.2f}", rate, str(figure["passed"]))
     console.print(table)
     console.print(", ".join(f"{name}: {count:,}" for name, count in counts.items()))
     if build_seconds is not None:
