@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import Engine
 
 from ledger_engine.pipeline import BatchSummary
+from ledger_engine.store.database import connect
 
 # --- Committing workloads ------------------------------------------------------------------
 
@@ -85,6 +86,18 @@ def commit_bank_workload(commit_files: Callable[..., BatchSummary], engine: Engi
     )
     commit_files(engine, 0, [("inbox/0001.jsonl", batch0)])
     commit_files(engine, 1, [("inbox/0002.jsonl", batch1)])
+
+
+@pytest.fixture(scope="module")
+def committed_ledger_url(module_database_url: str, commit_files) -> str:
+    """The bank workload (`commit_bank_workload`), committed once per test module; tests that
+    change it work on copies (`make_database_url(template=committed_ledger_url)`)."""
+    engine = connect(module_database_url)
+    try:
+        commit_bank_workload(commit_files, engine)
+    finally:
+        engine.dispose()
+    return module_database_url
 
 
 @pytest.fixture

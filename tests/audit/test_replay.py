@@ -28,7 +28,6 @@ from ledger_engine.audit.stored_form import ambiguous, jsonb_form, same_json
 from ledger_engine.model import canonical_json
 from ledger_engine.serial import run_serial
 from ledger_engine.store.database import connect
-from tests.audit.conftest import commit_bank_workload
 
 LEDGER = build_ledger()
 CHECKS = [
@@ -112,17 +111,6 @@ def test_chained_chunks_give_one_run_over_everything(seed: int, count: int, cuts
 
 
 # -- a committed ledger, replayed --------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def committed_ledger_url(module_database_url: str, commit_files) -> str:
-    """The bank workload, committed once; tampering cases work on copies."""
-    engine = connect(module_database_url)
-    try:
-        commit_bank_workload(commit_files, engine)
-    finally:
-        engine.dispose()
-    return module_database_url
 
 
 @pytest.fixture

@@ -20,7 +20,6 @@ from ledger_engine.audit.expectations import run_expectations
 from ledger_engine.audit.findings import CheckResult
 from ledger_engine.audit.verify import verify_ledger
 from ledger_engine.store.database import connect
-from tests.audit.conftest import commit_bank_workload
 
 LEDGER = build_ledger()
 
@@ -100,17 +99,6 @@ CASES = {
         "key='carol'",
     ),
 }
-
-
-@pytest.fixture(scope="module")
-def committed_ledger_url(module_database_url: str, commit_files) -> str:
-    """The bank workload, committed once; each case works on a copy."""
-    engine = connect(module_database_url)
-    try:
-        commit_bank_workload(commit_files, engine)
-    finally:
-        engine.dispose()
-    return module_database_url
 
 
 @pytest.fixture(scope="module")
