@@ -17,7 +17,9 @@ environment variables read by `ledger_engine.config.Settings.from_env()` inside 
 - `merkle_snapshot_check` runs `ledger verify`: the batch hash chain, every table's Merkle
   tree recomputed inside PostgreSQL (down to the keys that differ) and the batch counts; it
   fails on any finding.
-- `write_audit_report` writes the HTML audit report under `LEDGER_REPORTS`.
+- `write_audit_report` writes the HTML audit report under `LEDGER_REPORTS` from the checks
+  the two audit tasks published (XCom key `audit_checks`, every finding and link), auditing again
+  only for a task that died before it published.
 
 The audit tasks and the report run once everything before them is done, whatever its outcome
 (trigger rule `all_done`): they check what *is* committed, so that every failure shows as a
@@ -68,6 +70,30 @@ def _check_dicts(checks: list[Any]) -> list[dict[str, Any]]:
         }
         for c in checks
     ]
+
+
+# The XCom key under which each audit task publishes all its checks (with every finding and
+# link), before it fails or succeeds: the report task shows them instead of auditing again.
+# Not "checks": a task returning a dict also pushes each of its keys (`multiple_outputs` is
+# inferred from the return annotation), and the summary's "checks" would overwrite it.
+CHECKS_KEY = "audit_checks"
+
+
+def _publish(checks: list[Any]) -> None:
+    """Publish every check of this audit task for the report task."""
+    from airflow.sdk import get_current_context
+
+    published = [
+        {
+            "suite": c.suite,
+            "name": c.name,
+            "passed": c.passed,
+            "findings": list(c.findings),
+            "link": c.link,
+        }
+        for c in checks
+    ]
+    get_current_context()["ti"].xcom_push(key=CHECKS_KEY, value=published)
 
 
 def _audit_summary(checks: list[Any]) -> dict[str, Any]:
@@ -130,6 +156,7 @@ def ledger_pipeline() -> None:
 
         checks = expectation_checks(Settings.from_env())
         log.info("great expectations: %s", _check_dicts(checks))
+        _publish(checks)
         raise_on_failure(checks)
         return _audit_summary(checks)
 
@@ -141,6 +168,7 @@ def ledger_pipeline() -> None:
 
         checks = snapshot_checks(Settings.from_env())
         log.info("merkle: %s", _check_dicts(checks))
+        _publish(checks)
         raise_on_failure(checks)
         return _audit_summary(checks)
 
@@ -155,6 +183,8 @@ def ledger_pipeline() -> None:
         Each argument is the return value of a task before this one, `None` when that task
         did not succeed.
         """
+        from airflow.sdk import get_current_context
+
         from ledger_engine.audit.findings import AuditReport, CheckResult
         from ledger_engine.audit.report import write_report
         from ledger_engine.audit.runner import expectation_checks, snapshot_checks
@@ -169,7 +199,12 @@ def ledger_pipeline() -> None:
         not_succeeded = [task_id for task_id, output in upstream.items() if output is None]
         settings = Settings.from_env()
         engine = open_store(settings)
-        audits = {"merkle": snapshot_checks, "great_expectations": expectation_checks}
+        # (suite, the task that ran the audit, the audit itself if it must run again here)
+        audits = [
+            ("merkle", "merkle_snapshot_check", snapshot_checks),
+            ("great_expectations", "great_expectations_checkpoint", expectation_checks),
+        ]
+        ti = get_current_context()["ti"]
         report = AuditReport()
         if batches is None:  # say so on the page too: what is audited may miss landed events
             finding = "the task failed: see its log in Airflow; what did commit is audited below"
@@ -177,7 +212,18 @@ def ledger_pipeline() -> None:
                 CheckResult("pipeline", "run_micro_batches committed the inbox", False, (finding,))
             )
         try:
-            for suite, audit in audits.items():
+            for suite, task_id, audit in audits:
+                published = ti.xcom_pull(task_ids=task_id, key=CHECKS_KEY)
+                if published is not None:
+                    log.info("%s: %d checks as %s published them", suite, len(published), task_id)
+                    report.checks.extend(
+                        CheckResult(c["suite"], c["name"], c["passed"], tuple(c["findings"]),
+                                    c["link"])
+                        for c in published
+                    )  # fmt: skip
+                    continue
+                # The task died before it published (killed, timed out): audit here instead.
+                log.info("%s: %s published no checks; auditing again", suite, task_id)
                 try:
                     report.checks.extend(audit(settings, engine))
                 except Exception as exc:  # the report still shows the audits that could run

@@ -202,12 +202,12 @@ def test_a_balance_changed_behind_the_engines_back_fails_the_run(
     assert first_run["state"] == "success", ledger.log_tail("first-run")
     reports_before = ledger.reports()
     with ledger.engine.begin() as conn:
-        changed = conn.execute(
+        [(changed_key, was)] = conn.execute(
             text(
                 "UPDATE accounts SET value = value + 1 WHERE key = (SELECT min(key) FROM accounts)"
+                " RETURNING key, value - 1"
             )
-        ).rowcount
-    assert changed == 1
+        ).all()
 
     second = ledger.run_dag("tampered-run")
 
@@ -224,12 +224,17 @@ def test_a_balance_changed_behind_the_engines_back_fails_the_run(
     assert "audit check(s) failed" in log, "the audit tasks list their failed checks"
     assert "check failed: merkle: merkle root of accounts" in log
     assert "check failed: great_expectations: " in log
+    # The report shows what the audit tasks found; it does not audit again.
+    assert "merkle: 4 checks as merkle_snapshot_check published them" in log
+    assert "checks as great_expectations_checkpoint published them" in log
+    assert "auditing again" not in log
 
     new_reports = [p for p in ledger.reports() if p not in reports_before]
     assert len(new_reports) == 1, "the report is written even though the audits failed"
     page = new_reports[0].read_text(encoding="utf-8")
     assert "audit check(s) failed." in page
     assert "merkle root of accounts" in page
+    assert f"key &quot;{changed_key}&quot;: recorded {was}, found {was + 1}" in page
 
 
 def test_a_failed_micro_batch_run_is_still_audited_and_reported_and_fails_the_run(
