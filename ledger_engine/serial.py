@@ -99,6 +99,37 @@ def record(result: RunResult, position: int, event: Event, outcome: Any) -> None
     result.outcomes.append(Outcome(position, event.request_id, status))
 
 
+class SerialRun:
+    """The serial runner as a chain: one state and one map of seen request ids, carried from
+    one `run` to the next, so that runs over consecutive chunks of events give together
+    exactly what one run over all of them gives (without copying the state per chunk)."""
+
+    def __init__(
+        self,
+        ledger: StreamingLedger,
+        state: Mapping[str, Mapping[Any, Any]] | None = None,
+        known_requests: Mapping[str, str] | None = None,
+    ) -> None:
+        ledger.check()
+        self.streams = ledger.streams
+        with gc_paused():  # copying a large state makes many objects at once
+            self.state: State = initial_state(ledger, state)
+        # request id -> fingerprint of its executed event
+        self.seen: dict[str, str] = dict(known_requests or {})
+
+    def run(self, events: Iterable[Event]) -> RunResult:
+        """Execute the next events; the `RunResult` (positions from 0) shares the state."""
+        result = RunResult(state=self.state)
+        with gc_paused():
+            for position, event in enumerate(events):
+                outcome = run_event(self.streams, event, self.state, self.seen)
+                record(result, position, event, outcome)
+        statuses = [o.status for o in result.outcomes]
+        assert statuses.count("rejected") == len(result.rejections)
+        assert statuses.count("duplicate") == len(result.duplicates)
+        return result
+
+
 def run_serial(
     ledger: StreamingLedger,
     events: Iterable[Event],
@@ -110,18 +141,7 @@ def run_serial(
     `known_requests` maps request ids committed by earlier runs to their event fingerprints;
     events reusing them are duplicates.
     """
-    ledger.check()
-    streams = ledger.streams
-    with gc_paused():
-        current = initial_state(ledger, state)
-        seen: dict[str, str] = dict(known_requests or {})
-        result = RunResult(state=current)
-        for position, event in enumerate(events):
-            record(result, position, event, run_event(streams, event, current, seen))
-    statuses = [o.status for o in result.outcomes]
-    assert statuses.count("rejected") == len(result.rejections)
-    assert statuses.count("duplicate") == len(result.duplicates)
-    return result
+    return SerialRun(ledger, state, known_requests).run(events)
 
 
 def _read(state: State, table: Table, key: Any) -> Any:

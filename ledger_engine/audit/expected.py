@@ -1,7 +1,7 @@
 """What the serial runner says every line of committed batches must have left in the store.
 
 The lines come from the inbox files (`oracle.py`) or from the stored event log (`replay.py`),
-in (batch, position) order, in chunks. `ChainedRun` runs the chunks one after another as one
+in (batch, position) order, in chunks, which `serial.SerialRun` runs one after another as one
 serial run; `expected_records` turns each line and the end of its event into the records the
 store must hold, in the shape `stored_log` reads them in: the event log's columns and the
 rejection or duplicate (`LineRecord`), change-log rows (`ChangeRecord`) and results
@@ -14,8 +14,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from ledger_engine.api import StreamingLedger
-from ledger_engine.gc_pause import gc_paused
 from ledger_engine.ingest import IngestedLine
 from ledger_engine.model import (
     APPLIED,
@@ -29,7 +27,6 @@ from ledger_engine.model import (
     Result,
     RunResult,
 )
-from ledger_engine.serial import State, initial_state, record, run_event
 from ledger_engine.store.staging import clean_text, request_id_of
 from ledger_engine.values import key_text
 
@@ -255,30 +252,3 @@ def _executed(event: Event, status: str) -> tuple[str, str, str] | None:
     if status == DUPLICATE or request_id is None:
         return None
     return (request_id, Event.fingerprint(event), status)
-
-
-class ChainedRun:
-    """The serial runner over consecutive chunks of events: together, exactly one run over all
-    of them (a property test checks it against `run_serial`).
-
-    It runs the serial runner's own step (`serial.run_event`, recorded by `serial.record`) on
-    one state and one map of seen request ids kept from chunk to chunk. Chaining `run_serial`
-    calls through their `state` and `known_requests` gives the same, but each call copies and
-    checks its whole initial state: a cost in table rows per chunk, as large as the replay
-    itself for a ledger of 10^6 rows.
-    """
-
-    def __init__(self, ledger: StreamingLedger) -> None:
-        ledger.check()
-        self.streams = ledger.streams
-        self.state: State = initial_state(ledger, None)
-        self.seen: dict[str, str] = {}  # request id -> fingerprint of its executed event
-
-    def run(self, events: Sequence[Event]) -> RunResult:
-        """Run the next chunk; its `RunResult` (positions from 0) shares the chain's state."""
-        result = RunResult(state=self.state)
-        with gc_paused():
-            for position, event in enumerate(events):
-                outcome = run_event(self.streams, event, self.state, self.seen)
-                record(result, position, event, outcome)
-        return result

@@ -4,7 +4,7 @@ Two audits re-derive the ledger: the oracle (`oracle.py`) from the inbox files t
 in, the replay (`replay.py`) from the stored event log. Each hands `Rederivation` the lines of
 the committed batches in (batch, position) order, in chunks. It runs each chunk with the serial
 runner, chained: a chunk starts from the state and the request ids the chunks before it left
-(`expected.ChainedRun`), which gives what one run over every line gives. It then compares,
+(`serial.SerialRun`), which gives what one run over every line gives. It then compares,
 chunk by chunk, what every line must have become (`expected`) with what the store holds
 (`stored_log`), and at the end every table's state and every batch row's counts:
 
@@ -37,11 +37,11 @@ from sqlalchemy import Connection
 
 from ledger_engine.api import StreamingLedger
 from ledger_engine.model import APPLIED, DUPLICATE, EXISTS, EXISTS_WITH_DIFFERENT_PAYLOAD, REJECTED
+from ledger_engine.serial import SerialRun
 from ledger_engine.store.state import snapshot_rows
 from ledger_engine.values import brief
 
 from .expected import (
-    ChainedRun,
     ChangeRecord,
     Expected,
     Line,
@@ -153,7 +153,7 @@ class Rederivation:
     def __init__(self, ledger: StreamingLedger, log: StoredLog) -> None:
         self.ledger = ledger
         self.log = log
-        self.chained = ChainedRun(ledger)
+        self.chained = SerialRun(ledger)
         self.tallies: dict[str, Tally] = {name: Tally() for name in CHECKS}
         for name in sorted(ledger.tables):
             self.tallies[f"table {name}"] = Tally()

@@ -21,12 +21,11 @@ from sqlalchemy import Engine, create_engine, text
 
 from ledger_engine.apps.bank import build_ledger
 from ledger_engine.apps.bank_events import generate_events
-from ledger_engine.audit.expected import ChainedRun
 from ledger_engine.audit.findings import CheckResult
 from ledger_engine.audit.replay import ReplayProgress, replay_checks
 from ledger_engine.audit.stored_form import ambiguous, jsonb_form, same_json
 from ledger_engine.model import canonical_json
-from ledger_engine.serial import run_serial
+from ledger_engine.serial import SerialRun, run_serial
 from ledger_engine.store.database import connect
 
 LEDGER = build_ledger()
@@ -95,7 +94,7 @@ def test_jsonb_form_is_what_postgres_reads_back(server: Engine, value: Any) -> N
 def test_chained_chunks_give_one_run_over_everything(seed: int, count: int, cuts: list[int]):
     events = generate_events(count, accounts=8, seed=seed, bad_fraction=0.1, duplicate_fraction=0.2)
     whole = run_serial(LEDGER, events)
-    chained = ChainedRun(LEDGER)
+    chained = SerialRun(LEDGER)
     bounds = [0, *sorted(c for c in cuts if c <= count), count]
     parts = [chained.run(events[a:b]) for a, b in pairwise(bounds)]
 
