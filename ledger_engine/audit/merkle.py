@@ -61,12 +61,20 @@ def digests_of(rows: Iterable[tuple[Any, Any]]) -> dict[int, int]:
     return {b: d for b, d in digests.items() if d}
 
 
-def root_of(digests: Mapping[int, int]) -> str:
-    """The root (hex) of the tree over the bucket digests (missing buckets are 0)."""
+def tree_levels(digests: Mapping[int, int]) -> list[list[bytes]]:
+    """Every level of the tree over the bucket digests (missing buckets are 0), leaves first,
+    the root last."""
     level = [digests.get(b, 0).to_bytes(32, "big") for b in range(BUCKETS)]
+    levels = [level]
     while len(level) > 1:
         level = [hashlib.sha256(level[i] + level[i + 1]).digest() for i in range(0, len(level), 2)]
-    return level[0].hex()
+        levels.append(level)
+    return levels
+
+
+def root_of(digests: Mapping[int, int]) -> str:
+    """The root (hex) of the tree over the bucket digests (missing buckets are 0)."""
+    return tree_levels(digests)[-1][0].hex()
 
 
 EMPTY_ROOT = root_of({})

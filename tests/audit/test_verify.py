@@ -17,8 +17,9 @@ from ledger_engine.audit.merkle import (
     change_delta,
     digests_of,
     root_of,
+    tree_levels,
 )
-from ledger_engine.audit.snapshots import differing_buckets, tree_levels
+from ledger_engine.audit.snapshots import differing_buckets
 from ledger_engine.audit.verify import verify_ledger
 from ledger_engine.cli import main
 from ledger_engine.store.database import connect
@@ -141,6 +142,28 @@ def test_a_deleted_and_an_inserted_row_are_named(ledger_db: Engine) -> None:
         f'table asset_ledger, key "asset-000003": recorded {recorded}, found no row',
         'table asset_ledger, key "asset-forged": recorded no row, found 1000',
     }
+
+
+def test_a_balance_changed_with_its_change_log_is_caught_by_the_recorded_digest(
+    ledger_db: Engine,
+) -> None:
+    # The table and the change log agree with each other, not with what the engine recorded.
+    tamper(ledger_db, "UPDATE accounts SET value = value + 5 WHERE key = 'acct-000004'")
+    tamper(
+        ledger_db,
+        "UPDATE ledger_change_log SET after = to_jsonb((after #>> '{}')::bigint + 5)"
+        " WHERE (batch_id, position, seq) = (SELECT batch_id, position, seq"
+        " FROM ledger_change_log WHERE table_name = 'accounts' AND key = 'acct-000004'"
+        " ORDER BY batch_id DESC, position DESC, seq DESC LIMIT 1)",
+    )
+    findings = failed(ledger_db)
+    assert list(findings) == ["merkle root of accounts"]
+    assert "1 of 4096 buckets differ" in findings["merkle root of accounts"][0]
+    assert findings["merkle root of accounts"][1] == (
+        f"table accounts: the change log does not add up to the recorded digest of "
+        f"bucket(s) {bucket_of('acct-000004')}: it was altered too; recorded values below are "
+        "the change log's"
+    )
 
 
 def test_altered_bucket_digests_are_caught_by_the_recorded_root(ledger_db: Engine) -> None:
