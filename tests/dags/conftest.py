@@ -70,8 +70,12 @@ def run_dag_runner(mode: str, env: dict[str, str], workdir: Path, name: str) -> 
     return json.loads(out.read_text(encoding="utf-8"))
 
 
+# The `dag_runner` fixture: (mode, env, workdir, name) -> the JSON that dag_runner.py wrote.
+Runner = Callable[[str, dict[str, str], Path, str], dict[str, Any]]
+
+
 @pytest.fixture(scope="session")
-def dag_runner() -> Callable[[str, dict[str, str], Path, str], dict[str, Any]]:
+def dag_runner() -> Runner:
     """`run_dag_runner`, for tests: `dag_runner(mode, env, workdir, name) -> result`."""
     return run_dag_runner
 
@@ -92,6 +96,17 @@ def airflow_base_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]
         # Without this they import `ledger_engine` only when started from the repository root.
         "PYSPARK_PYTHON": sys.executable,
     }
+
+
+@pytest.fixture(scope="session")
+def parsed(
+    dag_runner: Runner,
+    airflow_base_env: dict[str, str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict:
+    """What `DagBag` makes of the dags/ folder with no `LEDGER_*` schedule set, parsed once
+    for every DAG's tests."""
+    return dag_runner("parse", airflow_base_env, tmp_path_factory.mktemp("parse"), "parse")
 
 
 @pytest.fixture(scope="session")

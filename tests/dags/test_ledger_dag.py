@@ -8,7 +8,7 @@ Each Airflow call runs in a subprocess (`dag_runner.py`) with an isolated AIRFLO
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ import pytest
 from sqlalchemy import Engine, create_engine, text
 
 from ledger_engine.apps.bank_events import generate_events, write_event_files
+from tests.dags.conftest import Runner
 
 DAG_ID = "ledger_pipeline"
 TASKS = [
@@ -31,21 +32,8 @@ ACCOUNTS = 100
 EVENTS_PER_FILE = 500
 FILES_PER_BATCH = 2
 
-# The `dag_runner` fixture: (mode, env, workdir, name) -> the JSON that dag_runner.py wrote.
-Runner = Callable[[str, dict[str, str], Path, str], dict[str, Any]]
-
 
 # --- Parsing ------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def parsed(
-    dag_runner: Runner,
-    airflow_base_env: dict[str, str],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> dict:
-    """What `DagBag` makes of the dags/ folder (LEDGER_DAG_SCHEDULE is unset there)."""
-    return dag_runner("parse", airflow_base_env, tmp_path_factory.mktemp("parse"), "parse")
 
 
 def test_dags_folder_imports_without_errors(parsed: dict) -> None:

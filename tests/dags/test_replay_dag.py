@@ -12,29 +12,15 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from sqlalchemy import text
 
 from ledger_engine.store.database import connect
 from tests.audit.conftest import deposit, jsonl
-from tests.dags.conftest import DAGS_FOLDER, RUNNER, run_logged
+from tests.dags.conftest import DAGS_FOLDER, RUNNER, Runner, run_logged
 
 DAG_ID = "ledger_replay"
-
-# The `dag_runner` fixture: (mode, env, workdir, name) -> the JSON that dag_runner.py wrote.
-Runner = Callable[[str, dict[str, str], Path, str], dict[str, Any]]
-
-
-@pytest.fixture(scope="module")
-def parsed(
-    dag_runner: Runner,
-    airflow_base_env: dict[str, str],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> dict:
-    """What `DagBag` makes of the dags/ folder (LEDGER_REPLAY_SCHEDULE is unset there)."""
-    return dag_runner("parse", airflow_base_env, tmp_path_factory.mktemp("parse"), "parse")
 
 
 def test_the_replay_dag_parses_without_importing_the_platform(parsed: dict) -> None:
