@@ -11,8 +11,7 @@ same steps one event at a time.
 from __future__ import annotations
 
 from collections.abc import Mapping, MutableMapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ledger_engine.api import Stream
 from ledger_engine.model import (
@@ -23,6 +22,7 @@ from ledger_engine.model import (
     Event,
     Rejection,
     canonical_hash,
+    plain_canonical_hash,
 )
 from ledger_engine.transaction import resolve_keys
 from ledger_engine.values import (
@@ -32,6 +32,7 @@ from ledger_engine.values import (
     json_problem,
     json_text_problem,
     json_type,
+    plain_json,
     short_text,
     storable_text,
 )
@@ -44,6 +45,8 @@ INVALID_REQUEST_ID = (
 
 def valid_request_id(request_id: Any) -> bool:
     """A request id is a non-empty string PostgreSQL can store and index."""
+    if type(request_id) is str and request_id.isascii():  # the common case, checked at once
+        return 0 < len(request_id) <= MAX_ID_BYTES and "\x00" not in request_id
     return (
         isinstance(request_id, str)
         and bool(request_id)
@@ -52,14 +55,14 @@ def valid_request_id(request_id: Any) -> bool:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Screened:
+class Screened(NamedTuple):
     """An event after the checks that need no other event.
 
     `request_id` is `None` when the event has no valid request id: it is then rejected with
     `rejection` and takes part in no deduplication. Otherwise the event is a duplicate if its
     request id came before; if not, it is rejected with `rejection` when that is set, and runs
-    `stream` with `keys` when it is not.
+    `stream` with `keys` when it is not. (A named tuple: one is made per event, and a frozen
+    dataclass costs several times as much to build; `verdict` asserts the invariant.)
     """
 
     request_id: str | None
@@ -68,31 +71,33 @@ class Screened:
     stream: Stream | None = None
     keys: tuple[Any, ...] | None = None
 
-    def __post_init__(self) -> None:
-        assert (self.rejection is None) == (self.stream is not None and self.keys is not None)
-        assert self.request_id is not None or self.rejection is not None
-
 
 def screen(streams: Mapping[str, Stream], event: Event) -> Screened:
     """Check `event` on its own: request id, stream, payload and keys."""
     rid = event.request_id
     if not valid_request_id(rid):
         return Screened(None, "", Rejection(event.stream, rid, INVALID_EVENT, INVALID_REQUEST_ID))
-    payload_problem = json_problem(event.payload, "payload")  # None in the common case
-    unencodable = _unencodable(event, payload_problem)
-    if unencodable is not None:
-        # Not to be encoded, so neither hashed nor shown: its fingerprint says only what is
-        # wrong with it (a file's line never gets here: `ingest.parse_line` refuses it first).
-        stream = event.stream if isinstance(event.stream, str) else None
-        rejection = Rejection(stream, rid, INVALID_EVENT, unencodable.detail)
-        return Screened(rid, canonical_hash(["unencodable", unencodable.detail]), rejection)
-    fingerprint = event.fingerprint()
+    payload = event.payload
+    if type(event.stream) is str and plain_json(payload):  # the common case: hashed fast
+        payload_problem = None
+        fingerprint = plain_canonical_hash([event.stream, payload])
+    else:
+        payload_problem = json_problem(payload, "payload")
+        unencodable = _unencodable(event, payload_problem)
+        if unencodable is not None:
+            # Not to be encoded, so neither hashed nor shown: its fingerprint says only what
+            # is wrong with it (a file's line never gets here: `ingest.parse_line` refuses it
+            # first).
+            stream = event.stream if isinstance(event.stream, str) else None
+            rejection = Rejection(stream, rid, INVALID_EVENT, unencodable.detail)
+            return Screened(rid, canonical_hash(["unencodable", unencodable.detail]), rejection)
+        fingerprint = event.fingerprint()
     stream = streams.get(event.stream) if isinstance(event.stream, str) else None
     if stream is None:
         rejection = Rejection(event.stream, rid, INVALID_EVENT, _unknown_stream(event.stream))
         return Screened(rid, fingerprint, rejection)
-    if not isinstance(event.payload, dict):
-        kind = json_type(event.payload)
+    if not isinstance(payload, dict):
+        kind = json_type(payload)
         rejection = Rejection(
             event.stream, rid, INVALID_EVENT, f"payload must be an object, not {kind}"
         )
@@ -102,10 +107,10 @@ def screen(streams: Mapping[str, Stream], event: Event) -> Screened:
             rid, fingerprint, Rejection(event.stream, rid, INVALID_EVENT, payload_problem.detail)
         )
     if stream.fields is not None:
-        detail = stream.fields.problem(event.payload)
+        detail = stream.fields.problem(payload)
         if detail is not None:
             return Screened(rid, fingerprint, Rejection(event.stream, rid, INVALID_EVENT, detail))
-    keys = resolve_keys(stream, event.payload)
+    keys = resolve_keys(stream, payload)
     if isinstance(keys, Problem):
         return Screened(rid, fingerprint, Rejection(event.stream, rid, keys.reason, keys.detail))
     return Screened(rid, fingerprint, None, stream, tuple(keys))
@@ -154,6 +159,7 @@ def verdict(
 ) -> Screened | Rejection | Duplicate:
     """`admit` for an event already screened."""
     rid = screened.request_id
+    assert (screened.rejection is None) == (screened.keys is not None), screened
     if rid is None:
         assert screened.rejection is not None
         return screened.rejection

@@ -24,7 +24,7 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
@@ -72,12 +72,27 @@ class Table:
 
 @dataclass(frozen=True)
 class Binding:
-    """One row a stream's transaction touches: `key_fn(event)` names the key in `table`."""
+    """One row a stream's transaction touches: `key_fn(event)` names the key in `table`.
+
+    `reads`, `writes` and `adds` say what `access` allows, and `int_valued` whether the table
+    holds integers, worked out once here rather than on every access of every transaction.
+    """
 
     table: Table
     key_fn: KeyFn
     name: str
     access: AccessType
+    reads: bool = field(init=False)
+    writes: bool = field(init=False)
+    adds: bool = field(init=False)
+    int_valued: bool = field(init=False)  # the table holds int64s
+
+    def __post_init__(self) -> None:
+        access = self.access
+        object.__setattr__(self, "int_valued", self.table.value_type is int)
+        object.__setattr__(self, "reads", access.reads)
+        object.__setattr__(self, "writes", access.writes)
+        object.__setattr__(self, "adds", access in (AccessType.ADD, AccessType.READ_WRITE))
 
 
 @dataclass(frozen=True)
@@ -125,6 +140,19 @@ class Stream:
     fn: TransactionFn
     bindings: tuple[Binding, ...]
     fields: PayloadFields | None = None
+    # For binding i, the earlier bindings of the same table: the only ones whose row it can
+    # share (DESIGN.md, point 3), so that a transaction compares keys with those alone.
+    same_table_before: tuple[tuple[int, ...], ...] = field(init=False, repr=False)
+    # The bind names in binding order: the keyword arguments of `fn`.
+    bind_names: tuple[str, ...] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        tables = [b.table for b in self.bindings]
+        earlier = tuple(
+            tuple(j for j in range(i) if tables[j] == table) for i, table in enumerate(tables)
+        )
+        object.__setattr__(self, "same_table_before", earlier)
+        object.__setattr__(self, "bind_names", tuple(b.name for b in self.bindings))
 
 
 def _check_name(kind: str, name: object) -> str:

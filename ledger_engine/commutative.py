@@ -11,6 +11,10 @@ transaction's deltas, so the check here is exact. If it fails, the deferral was 
 the serial runner would have rejected that transaction with `overflow`. Settling then reports
 the row, and the caller plans the batch again with the row ordered, which makes the
 transaction's add run against the real value and fail the way it must.
+
+The same holds for a transaction that added to a deferred row and was then rejected for
+another reason (`transaction.execute`): its *probe* (at seq `PROBE`) is checked against the
+row's running total at its place, and changes nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +27,9 @@ from ledger_engine.model import INT64_MAX, INT64_MIN, Change
 from ledger_engine.transaction import PendingAdd
 
 RowKey = tuple[str, Any]
+
+# The seq of a probe: a rejected transaction has no changes, so no seq of its own.
+PROBE = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +75,9 @@ def settle_row(base: Any, pending: Iterable[Pending]) -> Iterator[Settled]:
         add = item.add
         if start + add.low < INT64_MIN or start + add.high > INT64_MAX:
             raise Overflow({item.row})
+        if item.seq == PROBE:
+            assert add.delta == 0, "a probe's transaction was rejected: it adds nothing"
+            continue
         after = start + add.delta
         change = Change(add.request_id, add.table, add.key, value, after)
         yield Settled(item.position, item.seq, change)
@@ -96,7 +106,8 @@ def settle(
             overflowed.add(row)
             continue
         settled.extend(changes)
-        final[row] = changes[-1].change.after
+        if changes:  # a row of probes alone keeps its value
+            final[row] = changes[-1].change.after
     if overflowed:
         raise Overflow(overflowed)
     return settled, final

@@ -33,10 +33,12 @@ class Runnable:
 
 @dataclass(frozen=True, slots=True)
 class Executed:
-    """What running one transaction gave: `Applied` or a `Rejection`."""
+    """What running one transaction gave: `Applied` or a `Rejection`; for a rejection, the
+    probes of the deferred rows it had added to (`transaction.execute` says why)."""
 
     position: int
     outcome: Applied | Rejection
+    probes: tuple[PendingAdd, ...] = ()
 
 
 class MissingRow(AssertionError):
@@ -67,14 +69,15 @@ def execute_bin(
     for runnable in runnables:
         assert runnable.position > last, "a bin runs its transactions in batch order"
         last = runnable.position
+        probes: list[PendingAdd] = []
         outcome = execute(
-            runnable.stream, runnable.event, list(runnable.keys), read_row, runnable.deferred
+            runnable.stream, runnable.event, runnable.keys, read_row, runnable.deferred, probes
         )
         if isinstance(outcome, Applied):
             for change in outcome.changes:
                 if isinstance(change, Change):
                     rows[(change.table, change.key)] = change.after
-        yield Executed(runnable.position, outcome)
+        yield Executed(runnable.position, outcome, tuple(probes))
 
 
 @dataclass

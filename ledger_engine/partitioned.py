@@ -19,7 +19,7 @@ import numpy as np
 from ledger_engine.admission import Screened, admit_batch
 from ledger_engine.api import StreamingLedger
 from ledger_engine.assembly import assemble, pack
-from ledger_engine.commutative import Overflow, Pending, settle
+from ledger_engine.commutative import PROBE, Overflow, Pending, settle
 from ledger_engine.gc_pause import gc_paused
 from ledger_engine.model import Duplicate, Event, Rejection, RunResult
 from ledger_engine.partition import (
@@ -63,13 +63,15 @@ def runnable_events(
 
 
 def pending_adds(executed: Iterable[Executed]) -> list[Pending]:
-    """The pending adds of the applied transactions, with their place in the batch."""
+    """The pending adds of the applied transactions, with their place in the batch, and the
+    probes of the rejected ones (at seq `PROBE`)."""
     pending = []
     for item in executed:
         if isinstance(item.outcome, Applied):
             for seq, change in enumerate(item.outcome.changes):
                 if isinstance(change, PendingAdd):
                     pending.append(Pending(item.position, seq, change))
+        pending.extend(Pending(item.position, PROBE, probe) for probe in item.probes)
     return pending
 
 

@@ -12,8 +12,11 @@ from ledger_engine.admission import Screened, admit
 from ledger_engine.api import Stream, StreamingLedger, Table
 from ledger_engine.gc_pause import gc_paused
 from ledger_engine.model import (
+    APPLIED,
+    DUPLICATE,
     INT64_MAX,
     INT64_MIN,
+    REJECTED,
     Duplicate,
     Event,
     Outcome,
@@ -21,7 +24,7 @@ from ledger_engine.model import (
     RunResult,
 )
 from ledger_engine.transaction import Applied, execute
-from ledger_engine.values import json_copy, key_problem, value_problem
+from ledger_engine.values import MAX_ID_BYTES, json_copy, key_problem, value_problem
 
 State = dict[str, dict[Any, Any]]
 
@@ -35,28 +38,40 @@ def initial_state(ledger: StreamingLedger, state: Mapping[str, Mapping[Any, Any]
     result: State = {name: {} for name in tables}
     for name, rows in (state or {}).items():
         table = tables[name]
-        if not _plain_rows(rows, table):
-            for key, value in rows.items():
-                problem = key_problem(key, table.key_type, f"{name} key") or value_problem(
-                    value, table.value_type, f"{name}[{key!r}]"
-                )
-                if problem is not None or value is None:
-                    detail = problem.detail if problem else "None value"
-                    raise ValueError(f"initial state: {detail}")
+        if _plain_rows(rows, table):
+            result[name] = dict(rows)  # int values are immutable: nothing to copy deeper
+            continue
+        for key, value in rows.items():
+            problem = key_problem(key, table.key_type, f"{name} key") or value_problem(
+                value, table.value_type, f"{name}[{key!r}]"
+            )
+            if problem is not None or value is None:
+                detail = problem.detail if problem else "None value"
+                raise ValueError(f"initial state: {detail}")
         result[name] = {k: json_copy(v) for k, v in rows.items()}
     return result
 
 
 def _plain_rows(rows: Mapping[Any, Any], table: Table) -> bool:
     """A fast test that every row of an (int or str key) -> int table is storable; False sends
-    the rows through the detailed checks, which say what is wrong."""
-    if table.value_type is not int:
-        return False
+    the rows through the detailed checks, which say what is wrong. Built of whole-collection
+    operations that run in C: a state can hold millions of rows."""
+    if table.value_type is not int or not rows:
+        return table.value_type is int
+    keys, values = rows.keys(), rows.values()
     if table.key_type is str:
-        keys_ok = all(type(k) is str and k.isascii() and "\x00" not in k for k in rows)
+        if set(map(type, keys)) != {str}:
+            return False
+        joined = "".join(keys)  # ASCII, so each key's length is its size in bytes
+        keys_ok = joined.isascii() and "\x00" not in joined and max(map(len, keys)) <= MAX_ID_BYTES
     else:
-        keys_ok = all(type(k) is int and INT64_MIN <= k <= INT64_MAX for k in rows)
-    return keys_ok and all(type(v) is int and INT64_MIN <= v <= INT64_MAX for v in rows.values())
+        keys_ok = set(map(type, keys)) == {int} and _int64s(keys)
+    return keys_ok and set(map(type, values)) == {int} and _int64s(values)
+
+
+def _int64s(numbers: Iterable[int]) -> bool:
+    """Whether every one of the (exact int) `numbers` is in the int64 range."""
+    return min(numbers) >= INT64_MIN and max(numbers) <= INT64_MAX
 
 
 def run_event(
@@ -67,35 +82,36 @@ def run_event(
 ) -> Applied | Rejection | Duplicate:
     """Run one event against `state` (mutated in place when the transaction commits)."""
     admitted = admit(streams, event, seen)
-    if not isinstance(admitted, Screened):
+    if type(admitted) is not Screened:
         return admitted
     assert admitted.stream is not None and admitted.keys is not None
     outcome = execute(
-        admitted.stream, event, list(admitted.keys), lambda table, key: _read(state, table, key)
+        admitted.stream, event, admitted.keys, lambda table, key: state[table.name].get(key)
     )
-    if isinstance(outcome, Applied):
-        for change in outcome.changes:
-            rows = state[change.table]
-            if change.after is None:
-                rows.pop(change.key, None)
+    if type(outcome) is Applied:
+        for _, table, key, _, after in outcome.changes:
+            rows = state[table]
+            if after is None:
+                rows.pop(key, None)
             else:
-                rows[change.key] = change.after
+                rows[key] = after
     return outcome
 
 
 def record(result: RunResult, position: int, event: Event, outcome: Any) -> None:
     """Append one event's outcome to `result`."""
-    if isinstance(outcome, Applied):
+    kind = type(outcome)
+    if kind is Applied:
         result.changes.extend(outcome.changes)
         result.results.extend(outcome.results)
-        status = "applied"
-    elif isinstance(outcome, Rejection):
+        status = APPLIED
+    elif kind is Rejection:
         result.rejections.append(outcome)
-        status = "rejected"
+        status = REJECTED
     else:
-        assert isinstance(outcome, Duplicate), f"unexpected outcome {outcome!r}"
+        assert kind is Duplicate, f"unexpected outcome {outcome!r}"
         result.duplicates.append(outcome)
-        status = "duplicate"
+        status = DUPLICATE
     result.outcomes.append(Outcome(position, event.request_id, status))
 
 
@@ -120,10 +136,10 @@ class SerialRun:
     def run(self, events: Iterable[Event]) -> RunResult:
         """Execute the next events; the `RunResult` (positions from 0) shares the state."""
         result = RunResult(state=self.state)
+        streams, state, seen = self.streams, self.state, self.seen
         with gc_paused():
             for position, event in enumerate(events):
-                outcome = run_event(self.streams, event, self.state, self.seen)
-                record(result, position, event, outcome)
+                record(result, position, event, run_event(streams, event, state, seen))
         statuses = [o.status for o in result.outcomes]
         assert statuses.count("rejected") == len(result.rejections)
         assert statuses.count("duplicate") == len(result.duplicates)
@@ -142,7 +158,3 @@ def run_serial(
     events reusing them are duplicates.
     """
     return SerialRun(ledger, state, known_requests).run(events)
-
-
-def _read(state: State, table: Table, key: Any) -> Any:
-    return state[table.name].get(key)

@@ -13,15 +13,16 @@ before and after values (and the int64 range check of its running total) to
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
-from ledger_engine.api import AccessType, Stream, Table
+from ledger_engine.api import AccessType, Binding, Stream, Table
 from ledger_engine.model import (
     ABORTED,
     ACCESS_VIOLATION,
     BAD_KEY,
     FUNCTION_ERROR,
+    INT64_MAX,
+    INT64_MIN,
     TYPE_ERROR,
     Change,
     Event,
@@ -29,6 +30,7 @@ from ledger_engine.model import (
     Result,
 )
 from ledger_engine.values import (
+    MAX_ID_BYTES,
     Problem,
     error_text,
     int64_problem,
@@ -36,6 +38,7 @@ from ledger_engine.values import (
     json_copy,
     json_problem,
     key_problem,
+    plain_json,
 )
 from ledger_engine.values import value_problem as _value_problem
 
@@ -43,8 +46,7 @@ RowKey = tuple[str, Any]
 ReadRow = Callable[[Table, Any], Any]
 
 
-@dataclass(frozen=True, slots=True)
-class PendingAdd:
+class PendingAdd(NamedTuple):
     """The deltas a transaction added to a deferred row, in place of a `Change`.
 
     `delta` is their sum; `low` and `high` are the lowest and highest running total of the
@@ -60,8 +62,7 @@ class PendingAdd:
     high: int
 
 
-@dataclass(frozen=True)
-class Applied:
+class Applied(NamedTuple):
     """A transaction that committed: its row writes (in binding order) and its results.
 
     `changes` holds a `PendingAdd` for each deferred row, in the place its `Change` takes once
@@ -91,9 +92,10 @@ class Context:
 
     def emit(self, payload: Any) -> None:
         """Emit a result event (any JSON value); discarded if the transaction does not commit."""
-        problem = json_problem(payload, "emitted result")
-        if problem is not None:
-            self.fail(problem)
+        if not plain_json(payload):
+            problem = json_problem(payload, "emitted result")
+            if problem is not None:
+                self.fail(problem)
         self._results.append(json_copy(payload))
 
     def abort(self, detail: str = "") -> None:
@@ -104,32 +106,6 @@ class Context:
         if self._failure is None:
             self._failure = problem
         raise _Stop
-
-
-class _Row:
-    """The one buffer of a (table, key) that all bindings of a transaction share.
-
-    A deferred row starts at 0 and accumulates this transaction's deltas; `low` and `high`
-    track their running total.
-    """
-
-    __slots__ = ("before", "deferred", "high", "key", "low", "table", "value", "written")
-
-    def __init__(self, table: Table, key: Any, before: Any, *, deferred: bool = False) -> None:
-        self.table = table
-        self.key = key
-        self.before = before
-        self.value = before
-        self.written = False
-        self.deferred = deferred
-        self.low = self.high = 0
-
-    def change(self, request_id: str) -> Change | PendingAdd:
-        if self.deferred:
-            return PendingAdd(
-                request_id, self.table.name, self.key, self.value, self.low, self.high
-            )
-        return Change(request_id, self.table.name, self.key, self.before, self.value)
 
 
 def _private(value: Any) -> Any:
@@ -143,21 +119,47 @@ def _private(value: Any) -> Any:
 class StateAccess:
     """A binding's view of its row: `read`, `read_or`, `write`, `delete`, `add`.
 
-    Each method checks the binding's access type; a violation rejects the transaction.
+    Each method checks the binding's access type; a violation rejects the transaction. The
+    common case of a ledger (an int64 read from or written to an int table) takes the short
+    path of each method; everything else goes through the checks of `ledger_engine.values`.
+
+    The first binding of a row also holds the row's one buffer (`_value`, the value `_before`
+    the transaction, whether it was `_written`; for a deferred row, which starts at 0 and
+    accumulates this transaction's deltas, their running total's `_low` and `_high`); a later
+    binding of the same row points `_row` at the first, so that all of them share the buffer
+    (DESIGN.md, point 3) with no object per row beside the accesses.
     """
 
-    __slots__ = ("_access", "_ctx", "_name", "_row")
+    __slots__ = (
+        "_before",
+        "_binding",
+        "_ctx",
+        "_deferred",
+        "_high",
+        "_key",
+        "_low",
+        "_row",
+        "_value",
+        "_written",
+    )
 
-    def __init__(self, row: _Row, access: AccessType, ctx: Context, name: str) -> None:
-        self._row = row
-        self._access = access
+    def __init__(self, binding: Binding, ctx: Context, key: Any) -> None:
+        self._binding = binding
         self._ctx = ctx
-        self._name = name
+        self._key = key
+        self._row = self
+        self._written = False
+        self._deferred = False
 
     def read(self) -> Any:
         """The row's current value, or `None` if it does not exist."""
-        self._require(self._access.reads, "read")
-        return _private(self._row.value)
+        if not self._binding.reads:
+            self._violation("read")
+        value = self._row._value
+        kind = type(value)
+        if kind is int or kind is str or value is None:
+            return value
+        return json_copy(value)
 
     def read_or(self, default: Any) -> Any:
         """The row's current value, or `default` if it does not exist."""
@@ -166,123 +168,182 @@ class StateAccess:
 
     def write(self, value: Any) -> None:
         """Set the row's value; `None` deletes the row."""
-        self._require(self._access.writes, "write")
-        self._store(value)
+        binding = self._binding
+        if not binding.writes:
+            self._violation("write")
+        if type(value) is int and binding.int_valued and INT64_MIN <= value <= INT64_MAX:
+            row = self._row
+            row._value = value
+            row._written = True
+        else:
+            self._store(value)
 
     def delete(self) -> None:
         """Remove the row."""
-        self._require(self._access.writes, "delete")
+        if not self._binding.writes:
+            self._violation("delete")
         self._store(None)
 
     def add(self, delta: int) -> None:
         """Add an integer delta to the row (a missing row counts as 0) without reading it."""
-        self._require(self._access in (AccessType.ADD, AccessType.READ_WRITE), "add")
-        where = f"delta added through {self._name!r}"
-        table = self._row.table
+        binding = self._binding
+        if not binding.adds:
+            self._violation("add")
+        if not (binding.int_valued and type(delta) is int):
+            self._add_problem(delta)
+        row = self._row
+        current = row._value
+        total = delta if current is None else current + delta
+        if row._deferred:
+            # The row's real value is unknown here; its range is checked when it is settled.
+            if total < row._low:
+                row._low = total
+            elif total > row._high:
+                row._high = total
+        elif not INT64_MIN <= total <= INT64_MAX:
+            problem = int64_problem(total, f"{binding.table.name}[{row._key!r}]")
+            assert problem is not None
+            self._ctx.fail(problem)
+        row._value = total
+        row._written = True
+
+    def _add_problem(self, delta: Any) -> None:
+        """Fail the transaction if `delta` may not be added to the row (an int subclass that
+        is not a bool passes: `is_int` says what counts as an integer)."""
+        where = f"delta added through {self._binding.name!r}"
+        table = self._binding.table
         if table.value_type is not int:
             kind = table.value_type.__name__
             self._ctx.fail(Problem(TYPE_ERROR, f"{where}: {table.name!r} holds {kind}, not int"))
         if not is_int(delta):
             kind = type(delta).__name__
             self._ctx.fail(Problem(TYPE_ERROR, f"{where} must be an int, got {kind}"))
-        row = self._row
-        current = 0 if row.value is None else row.value
-        total = current + delta
-        if row.deferred:
-            # The row's real value is unknown here; its range is checked when it is settled.
-            row.low = min(row.low, total)
-            row.high = max(row.high, total)
-        else:
-            problem = int64_problem(total, f"{row.table.name}[{row.key!r}]")
-            if problem is not None:
-                self._ctx.fail(problem)
-        row.value = total
-        row.written = True
 
     def _store(self, value: Any) -> None:
-        table = self._row.table
-        problem = _value_problem(value, table.value_type, f"value written through {self._name!r}")
+        table = self._binding.table
+        where = f"value written through {self._binding.name!r}"
+        problem = _value_problem(value, table.value_type, where)
         if problem is not None:
             self._ctx.fail(problem)
-        self._row.value = _private(value)
-        self._row.written = True
+        row = self._row
+        row._value = _private(value)
+        row._written = True
 
-    def _require(self, allowed: bool, operation: str) -> None:
-        if not allowed:
-            self._ctx.fail(
-                Problem(
-                    ACCESS_VIOLATION,
-                    f"{operation} through {self._name!r}, bound as {self._access.name}",
-                )
+    def _violation(self, operation: str) -> None:
+        binding = self._binding
+        self._ctx.fail(
+            Problem(
+                ACCESS_VIOLATION,
+                f"{operation} through {binding.name!r}, bound as {binding.access.name}",
             )
+        )
+
+    def _probe(self, request_id: str) -> PendingAdd:
+        """The range of a deferred row's running total in a transaction that then failed."""
+        assert self._row is self and self._deferred
+        return PendingAdd(request_id, self._binding.table.name, self._key, 0, self._low, self._high)
+
+    def _change(self, request_id: str) -> Change | PendingAdd:
+        """What the transaction did to the row this access holds the buffer of."""
+        assert self._row is self and self._written
+        table = self._binding.table.name
+        if self._deferred:
+            return PendingAdd(request_id, table, self._key, self._value, self._low, self._high)
+        return Change(request_id, table, self._key, self._before, self._value)
 
 
 def resolve_keys(stream: Stream, payload: Any) -> list[Any] | Problem:
     """The key of every binding of `stream` for `payload`, or the problem that rejects it."""
     keys: list[Any] = []
     for binding in stream.bindings:
-        where = f"key of {binding.name!r}"
         try:
             key = binding.key_fn(payload)
         except Exception as exc:
-            return Problem(BAD_KEY, f"{where}: {error_text(exc)}")
-        if key is None:
-            return Problem(BAD_KEY, f"{where} is None")
-        problem = key_problem(key, binding.table.key_type, where)
-        if problem is not None:
-            return problem
+            return Problem(BAD_KEY, f"key of {binding.name!r}: {error_text(exc)}")
+        if not _plain_key(key, binding.table.key_type):
+            if key is None:
+                return Problem(BAD_KEY, f"key of {binding.name!r} is None")
+            problem = key_problem(key, binding.table.key_type, f"key of {binding.name!r}")
+            if problem is not None:
+                return problem
         keys.append(key)
     return keys
+
+
+def _plain_key(key: Any, key_type: type) -> bool:
+    """A fast test for the common key (ASCII text or an int64 of the table's key type); False
+    sends the key through `key_problem`, which says what is wrong, if anything."""
+    kind = type(key)
+    if kind is str:
+        return key_type is str and key.isascii() and "\x00" not in key and len(key) <= MAX_ID_BYTES
+    return kind is int and key_type is int and INT64_MIN <= key <= INT64_MAX
 
 
 def execute(
     stream: Stream,
     event: Event,
-    keys: list[Any],
+    keys: list[Any] | tuple[Any, ...],
     read_row: ReadRow,
     deferred: int = 0,
+    probes: list[PendingAdd] | None = None,
 ) -> Applied | Rejection:
     """Run `event`'s transaction; `keys` come from `resolve_keys`, rows from `read_row`.
 
     Bit `i` of `deferred` marks binding `i`'s row as deferred: it is not read, because the
     batch only adds to it (see the module docstring). Nothing is written anywhere: the caller
     applies the returned changes to its state.
+
+    A transaction that adds to a deferred row and then fails (an abort, say) is rejected for
+    that reason here; but had the serial runner known the row's value, one of those adds might
+    have overflowed first, rejecting it as `overflow`. So for each deferred row it added to, a
+    *probe* (a `PendingAdd` with delta 0 and the running total's range) is appended to
+    `probes`, which a deferring runner must pass and settle (`commutative.settle_row`).
     """
-    assert len(keys) == len(stream.bindings), "one key per binding"
-    rows: dict[RowKey, _Row] = {}
+    bindings = stream.bindings
+    assert len(keys) == len(bindings), "one key per binding"
     ctx = Context()
-    accesses: dict[str, StateAccess] = {}
-    for i, (binding, key) in enumerate(zip(stream.bindings, keys, strict=True)):
-        table = binding.table
-        row_key = (table.name, key)
-        row = rows.get(row_key)
-        is_deferred = bool(deferred >> i & 1)
-        if row is None:
+    accesses: list[StateAccess] = []
+    same_table_before = stream.same_table_before
+    for i, binding in enumerate(bindings):
+        key = keys[i]
+        access = StateAccess(binding, ctx, key)
+        for j in same_table_before[i]:
+            if keys[j] == key:  # a row bound before: share its buffer
+                access._row = accesses[j]._row
+                break
+        is_deferred = deferred != 0 and bool(deferred >> i & 1)
+        row = access._row
+        if row is access:
             if is_deferred:
                 assert binding.access is AccessType.ADD, "only added-to rows are deferred"
-                row = _Row(table, key, 0, deferred=True)
+                access._deferred = True
+                access._value = access._before = access._low = access._high = 0
             else:
-                row = _Row(table, key, read_row(table, key))
-            rows[row_key] = row
-        assert row.deferred == is_deferred, "the bindings of one row agree on its deferral"
-        accesses[binding.name] = StateAccess(row, binding.access, ctx, binding.name)
+                access._value = access._before = read_row(binding.table, key)
+        assert row._deferred == is_deferred, "the bindings of one row agree on its deferral"
+        accesses.append(access)
 
     payload = json_copy(event.payload)
     try:
-        stream.fn(payload, ctx, **accesses)
+        stream.fn(payload, ctx, **dict(zip(stream.bind_names, accesses, strict=True)))
     except _Stop:
         pass
     except Exception as exc:
         if ctx._failure is None:
             ctx._failure = Problem(FUNCTION_ERROR, error_text(exc))
     failure = ctx._failure
+    rid = event.request_id
     if failure is not None:
+        if deferred:
+            assert probes is not None, "a runner that defers rows settles the probes"
+            probes.extend(a._probe(rid) for a in accesses if a._deferred and a._written)
         reason = failure.reason
         if reason == FUNCTION_ERROR:
             # The contract spells the reason as `function_error: <ExceptionType>: <message>`.
             reason = f"{FUNCTION_ERROR}: {failure.detail}"
-        return Rejection(event.stream, event.request_id, reason, failure.detail)
+        return Rejection(event.stream, rid, reason, failure.detail)
 
-    changes = tuple(row.change(event.request_id) for row in rows.values() if row.written)
-    results = tuple(Result(event.stream, event.request_id, p) for p in ctx._results)
+    changes = tuple([a._change(rid) for a in accesses if a._row is a and a._written])
+    stream_name = event.stream
+    results = tuple([Result(stream_name, rid, p) for p in ctx._results])
     return Applied(changes, results)

@@ -38,6 +38,8 @@ def storable_text(text: str) -> bool:
     """PostgreSQL text holds no NUL and only valid UTF-8 (no lone surrogates)."""
     if "\x00" in text:
         return False
+    if text.isascii():  # the common case, without encoding a copy
+        return True
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -61,27 +63,55 @@ def int64_problem(value: int, what: str) -> Problem | None:
     return Problem(OVERFLOW, f"{what} {value} is outside the int64 range")
 
 
-def _plain_json(value: Any, levels: int = MAX_NESTING) -> bool:
+def plain_json(value: Any, levels: int = MAX_NESTING) -> bool:
     """A fast test for the common case: a tree of exact JSON types that PostgreSQL can store,
-    at most `levels` arrays or objects deep.
+    with ASCII text only and no floats, at most `levels` arrays or objects deep.
 
     False does not mean unstorable: `json_problem` then walks the value again and says why.
+    True also means that `model.plain_canonical_hash` may hash the value. Written as plain
+    loops (no generators): it runs on every payload and every emitted result.
     """
     kind = type(value)
     if kind is str:
-        return "\x00" not in value and value.isascii()
-    if kind is int or kind is bool or value is None:
-        return kind is not int or INT64_MIN <= value <= INT64_MAX
+        return value.isascii() and "\x00" not in value
+    if kind is int:
+        return INT64_MIN <= value <= INT64_MAX
+    if kind is bool or value is None:
+        return True
     if levels == 0:
         return False
     if kind is dict:
-        return all(
-            type(k) is str and "\x00" not in k and k.isascii() and _plain_json(v, levels - 1)
-            for k, v in value.items()
-        )
+        for key, item in value.items():
+            if type(key) is not str or not key.isascii() or "\x00" in key:
+                return False
+            kind = type(item)  # scalars inline: most objects hold nothing else
+            if kind is str:
+                if not item.isascii() or "\x00" in item:
+                    return False
+            elif kind is int:
+                if not INT64_MIN <= item <= INT64_MAX:
+                    return False
+            elif not (kind is bool or item is None or plain_json(item, levels - 1)):
+                return False
+        return True
     if kind is list:
-        return all(_plain_json(v, levels - 1) for v in value)
+        for item in value:  # noqa: SIM110 (all() over a generator costs more per item)
+            if not _plain_item(item, levels):
+                return False
+        return True
     return False
+
+
+def _plain_item(item: Any, levels: int) -> bool:
+    """`plain_json` of a member of an array or object `levels` deep (scalars inline)."""
+    kind = type(item)
+    if kind is str:
+        return item.isascii() and "\x00" not in item
+    if kind is int:
+        return INT64_MIN <= item <= INT64_MAX
+    if kind is bool or item is None:
+        return True
+    return plain_json(item, levels - 1)
 
 
 def _int_text_problem(value: int, where: str) -> Problem | None:
@@ -101,7 +131,7 @@ def _int_text_problem(value: int, where: str) -> Problem | None:
 
 def json_problem(value: Any, what: str) -> Problem | None:
     """Why `value` cannot be stored as JSON (`None` if it can)."""
-    if _plain_json(value):
+    if plain_json(value):
         return None
     return _walk(value, what, writable_only=False)
 
@@ -113,7 +143,7 @@ def json_text_problem(value: Any, what: str) -> Problem | None:
     Such a value is unsafe to hand to `json.dumps`, `repr` or `pickle`; other problems (NUL,
     non-finite floats, other types) leave it encodable in some form.
     """
-    if type(value) is str or _plain_json(value):
+    if type(value) is str or plain_json(value):
         return None
     return _walk(value, what, writable_only=True)
 
@@ -256,7 +286,11 @@ def json_copy(value: Any) -> Any:
     if kind is str or kind is int or kind is bool or value is None or kind is float:
         return value
     if kind is dict:
-        return {k: json_copy(v) for k, v in value.items()}
+        for item in value.values():
+            kind = type(item)
+            if not (kind is str or kind is int or kind is bool or item is None or kind is float):
+                return {k: json_copy(v) for k, v in value.items()}
+        return value.copy()  # a flat object, the common case: its members are immutable
     if kind is list:
         return [json_copy(v) for v in value]
     if kind is tuple:

@@ -18,6 +18,7 @@ next round needs them in memory, the net change of each row it wrote.
 
 from __future__ import annotations
 
+import itertools
 import pickle
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from ledger_engine.api import StreamingLedger, Table
+from ledger_engine.commutative import PROBE
 from ledger_engine.gc_pause import gc_paused
 from ledger_engine.model import Event
 from ledger_engine.partition import (
@@ -342,7 +344,9 @@ def _pending_records(ledger: StreamingLedger, executed: list[Executed]) -> Itera
     index = {name: i for i, name in enumerate(ledger.tables)}
     columns: dict[str, list] = {n: [] for n in ("tag", "table", "key", "position", "seq", "blob")}
     for item in executed:
-        for seq, change in enumerate(getattr(item.outcome, "changes", ())):
+        changes = enumerate(getattr(item.outcome, "changes", ()))
+        probes = ((PROBE, probe) for probe in item.probes)
+        for seq, change in itertools.chain(changes, probes):
             if isinstance(change, PendingAdd):
                 columns["tag"].append(PENDING)
                 columns["table"].append(index[change.table])

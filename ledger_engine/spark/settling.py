@@ -82,6 +82,8 @@ def settle_task(ledger: StreamingLedger, source: RowSource, sink: SettledSink) -
             except Overflow:
                 overflowed.append((table_index, key))
                 continue
+            if not settled:  # probes alone: the row keeps its value
+                continue
             net = {(table.name, key_of(table, key)): NetChange(base, settled[-1].change.after)}
             yield from sink.settled(settled, net)
         if overflowed:

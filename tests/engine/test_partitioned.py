@@ -91,6 +91,16 @@ def fee_ledger():
         .on(accounts, lambda e: e["to"], "target", AccessType.READ_WRITE)
         .on(accounts, lambda e: "fees", "fee", AccessType.ADD)
     )
+
+    def tip_then_abort(event, ctx, fee):
+        """Adds to the fee row, then aborts: the serial runner sees an overflow first if the
+        add leaves the int64 range."""
+        fee.add(event["tip"])
+        ctx.abort("changed my mind")
+
+    ledger.using_stream("tips").apply(tip_then_abort).on(
+        accounts, lambda e: "fees", "fee", AccessType.ADD
+    )
     return ledger
 
 
@@ -122,4 +132,21 @@ def test_a_deferred_add_that_overflows_is_rejected_as_the_serial_runner_does():
     ]
     serial = run_serial(ledger, events, state)
     assert [r.reason for r in serial.rejections] == ["overflow"]
+    assert run_partitioned(ledger, events, state, bins=2, round_cost=0) == serial
+
+
+def test_a_deferred_add_that_overflows_before_an_abort_is_rejected_as_an_overflow():
+    ledger = fee_ledger()
+    state = {"accounts": {"a": 100, "b": 100, "fees": INT64_MAX - 5}}
+    events = [
+        Event("tips", "t1", {"tip": 3}),  # fits, then aborts: aborted
+        Event("pay", "p1", {"from": "a", "to": "b", "amount": 1, "fee": 4}),
+        Event("tips", "t2", {"tip": 3}),  # would overflow before its abort: overflow
+        Event("pay", "p2", {"from": "b", "to": "a", "amount": 1, "fee": 1}),
+    ]
+    serial = run_serial(ledger, events, state)
+    assert [(r.request_id, r.reason) for r in serial.rejections] == [
+        ("t1", "aborted"),
+        ("t2", "overflow"),
+    ]
     assert run_partitioned(ledger, events, state, bins=2, round_cost=0) == serial

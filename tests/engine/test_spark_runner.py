@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark import cloudpickle
 
-from ledger_engine import run_serial, run_spark
+from ledger_engine import AccessType, Event, run_serial, run_spark
 from ledger_engine.apps.bank import build_ledger
 from ledger_engine.apps.bank_events import generate_events
 from ledger_engine.spark.batch import ExecutionOptions
@@ -54,6 +54,28 @@ def test_a_bank_batch_cut_into_rounds_of_several_bins_gives_the_serial_result(sp
     events = generate_events(3_000, accounts=100, seed=9, bad_fraction=0.02)
     options = ExecutionOptions(bins=3, rounds=4)
     assert run_spark(spark, LEDGER, events, options=options) == run_serial(LEDGER, events)
+
+
+def test_a_deferred_add_that_overflows_before_an_abort_is_an_overflow_on_spark(spark) -> None:
+    """An add to a deferred (only-added-to) row, then an abort: the serial runner rejects the
+    second event as `overflow`, because its add leaves the int64 range before it aborts."""
+    app = generated_apps.AppSpec(
+        tables=(generated_apps.TableSpec("t0", str, int),),
+        streams=((generated_apps.BindingSpec(0, "fee", AccessType.ADD),),),
+    )
+    half = 2**62
+    events = [
+        Event("s0", "q0", {"ops": [["add", "b0", half]], "types": {"b0": "int"}, "fee": 0}),
+        Event(
+            "s0",
+            "q1",
+            {"ops": [["add", "b0", half], ["abort"]], "types": {"b0": "int"}, "fee": 0},
+        ),
+    ]
+    ledger = generated_apps.build_ledger(app)
+    expected = run_serial(ledger, events, {"t0": {}})
+    assert [r.reason for r in expected.rejections] == ["overflow"]
+    assert run_spark(spark, ledger, events, {"t0": {}}, options=ON_SPARK) == expected
 
 
 @SPARK_EXAMPLES
