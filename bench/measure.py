@@ -4,9 +4,12 @@
         [--master local[2]] [--clients 8] [--database-url URL] [--data-dir DIR]
         [--batch-events N]
 
-Approaches: `serial` (the reference runner), `spark` (`run_spark` in memory), `pipeline`
-(event files in, committed and audited in PostgreSQL), `postgres` (PostgreSQL alone), and
-`seed` (the opening deposits that give a pipeline database its starting state).
+Approaches: `plain` (a plain Python loop over two dicts, no engine: the floor), `serial` (the
+reference runner), `spark` (`run_spark` in memory), `pipeline` (event files in, committed and
+audited in PostgreSQL), `postgres` (PostgreSQL alone, one transaction per transfer),
+`procedure` (PostgreSQL alone, one PL/pgSQL procedure over the COPYed transfers, one
+transaction), and `seed` (the opening deposits that give a pipeline database its starting
+state).
 
 The result is JSON: seconds and transactions per second of the measured part, the peak
 resident memory of this process and all its children (Spark's JVM and Python workers), and
@@ -56,6 +59,20 @@ class PeakMemory:
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
+
+
+def _plain(args: argparse.Namespace) -> dict[str, Any]:
+    from bench.plain import run_plain
+
+    events = [t.event() for t in transfers(args.workload, args.size, args.accounts)]
+    state = opening_state(args.accounts)
+    started = time.perf_counter()
+    run = run_plain(events, state)
+    seconds = time.perf_counter() - started
+    # Counted as the serial runner counts: a transfer that emits REJECT is applied too, and a
+    # deposit emits no result.
+    deposits = sum(1 for e in events if e.stream == "deposits")
+    return {"seconds": seconds, "applied": len(run.results) + deposits}
 
 
 def _serial(args: argparse.Namespace) -> dict[str, Any]:
@@ -214,11 +231,23 @@ def _postgres(args: argparse.Namespace) -> dict[str, Any]:
     return {**outcome, "applied": outcome["committed"]}
 
 
+def _procedure(args: argparse.Namespace) -> dict[str, Any]:
+    from bench.procedure import run_procedure
+    from ledger_engine.store.staging import dsn_of
+
+    work = transfers(args.workload, args.size, args.accounts)
+    outcome = run_procedure(dsn_of(args.database_url), work)
+    assert outcome["applied"] + outcome["rejected"] == len(work), "every transfer ended"
+    return outcome
+
+
 APPROACHES: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
+    "plain": _plain,
     "serial": _serial,
     "spark": _spark,
     "pipeline": _pipeline,
     "postgres": _postgres,
+    "procedure": _procedure,
     "seed": _seed,
 }
 

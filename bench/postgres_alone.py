@@ -3,8 +3,9 @@
 Each transfer is one `SERIALIZABLE` transaction of the seed's SQL, the bank app's rule
 included: debit the source only if its balance exceeds the amount (and the fee), debit its
 asset entry only if it exceeds the asset amount, then credit target, target asset and fee
-account; a transfer that cannot be afforded is rolled back (the engine's REJECT). Clients
-retry serialization failures and deadlocks until the transaction commits.
+account; a transfer that cannot be afforded is rolled back (the engine's REJECT). A deposit
+(`zipf_add`) is its two credits: account and asset entry. Clients retry serialization failures
+and deadlocks until the transaction commits.
 """
 
 from __future__ import annotations
@@ -41,6 +42,10 @@ class ClientReport:
 
 def _apply(cursor, transfer: Transfer) -> bool:
     """One transfer's statements; False when the source cannot afford it."""
+    if transfer.source is None:  # a deposit: only ever credits, never rejected
+        cursor.execute(CREDIT, (account_id(transfer.target), transfer.amount))
+        cursor.execute(CREDIT_ASSET, (asset_id(transfer.target), transfer.asset_amount))
+        return True
     debit = transfer.amount + (transfer.fee or 0)
     cursor.execute(DEBIT, (debit, account_id(transfer.source), debit))
     if cursor.rowcount != 1:

@@ -1,16 +1,20 @@
-"""The benchmark: four ways to execute the same bank transfers, measured side by side.
+"""The benchmark: six ways to execute the same bank transfers, measured side by side.
 
     bash bench/run.sh [--sizes 10000,100000,1000000] [--workloads uniform,zipf,fee]
                       [--accounts 1000000] [--batch-events 100000] [--skip postgres-1]
 
 For every workload (`bench/workloads.py`) and size, on the same generated events:
 
-1. `serial`: the serial reference runner;
-2. `spark`: `run_spark` in memory (no PostgreSQL), on `local[1]` and `local[2]`;
-3. `pipeline`: the whole pipeline, event files in, committed and audited in PostgreSQL, on
+1. `plain`: a plain Python loop applying the transfers to two dicts, no engine (the floor,
+   `bench/plain.py`);
+2. `serial`: the serial reference runner;
+3. `spark`: `run_spark` in memory (no PostgreSQL), on `local[1]` and `local[2]`;
+4. `pipeline`: the whole pipeline, event files in, committed and audited in PostgreSQL, on
    `local[1]` and `local[2]`;
-4. `postgres`: PostgreSQL alone, the same transfers as SERIALIZABLE transactions from 1 and
-   from 8 client threads.
+5. `postgres`: PostgreSQL alone, the same transfers as SERIALIZABLE transactions from 1 and
+   from 8 client threads;
+6. `procedure`: PostgreSQL alone, the transfers COPYed in and applied, change log included, by
+   one PL/pgSQL procedure in one transaction (`bench/procedure.py`).
 
 Every measurement runs in a process of its own (`bench/measure.py`) and reports its seconds,
 transactions per second and peak memory (its whole process tree). The pipeline and PostgreSQL
@@ -19,7 +23,8 @@ pipeline itself committed the opening deposit of every account. PostgreSQL is th
 `LEDGER_DATABASE_URL`, or the embedded one.
 
 Results go to `bench/results/<time>.json` and `.md`: throughput and memory per approach, the
-ratios between them, local[2] over local[1], and what the hot fee account costs.
+ratios between them (among them how many times the plain loop's per-transfer cost the serial
+runner pays), local[2] over local[1], and what the hot fee account costs.
 """
 
 from __future__ import annotations
@@ -41,7 +46,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from sqlalchemy import create_engine, make_url
 
-from bench.workloads import GIANT_COMPONENT, WORKLOADS
+from bench.workloads import ADD_PATH, GIANT_COMPONENT, WORKLOADS
 from ledger_engine.config import PROJECT_ROOT
 from ledger_engine.store.database import connect
 from ledger_engine.store.embedded import start_embedded, to_sqlalchemy_url
@@ -54,6 +59,7 @@ console = Console()
 
 # (name, approach, options): the columns of the benchmark.
 VARIANTS: list[tuple[str, str, dict[str, str]]] = [
+    ("plain", "plain", {}),
     ("serial", "serial", {}),
     ("spark-1", "spark", {"--master": "local[1]"}),
     ("spark-2", "spark", {"--master": "local[2]"}),
@@ -61,7 +67,10 @@ VARIANTS: list[tuple[str, str, dict[str, str]]] = [
     ("pipeline-2", "pipeline", {"--master": "local[2]"}),
     ("postgres-1", "postgres", {"--clients": "1"}),
     ("postgres-8", "postgres", {"--clients": "8"}),
+    ("procedure", "procedure", {}),
 ]
+# The approaches that run on a copy of the seed database.
+ON_DATABASE = ("pipeline", "postgres", "procedure")
 
 
 def server_url(work: Path) -> str:
@@ -143,7 +152,7 @@ def run_variant(
     work: Path,
 ) -> dict[str, Any]:
     common = {"--workload": workload, "--size": str(size), "--accounts": str(args.accounts)}
-    if approach in ("pipeline", "postgres"):
+    if approach in ON_DATABASE:
         common["--database-url"] = database(server, RUN_DB, SEED_DB)
     if approach == "pipeline":
         # The run continues the seed's streaming query (so its batch ids follow the seed's),
@@ -172,6 +181,10 @@ def ratios(rows: dict[tuple[str, int], dict[str, dict[str, Any]]]) -> list[dict[
             "workload": workload,
             "size": size,
             "pipeline-2 / postgres-8": ratio("pipeline-2", "postgres-8"),
+            "pipeline-2 / procedure": ratio("pipeline-2", "procedure"),
+            # plain tps over serial tps: how many times the plain loop's per-transfer cost the
+            # serial runner pays.
+            "serial cost / plain": ratio("plain", "serial"),
             "spark-2 / serial": ratio("spark-2", "serial"),
             "spark-2 / spark-1": ratio("spark-2", "spark-1"),
             "pipeline-2 / pipeline-1": ratio("pipeline-2", "pipeline-1"),
@@ -260,7 +273,7 @@ def main() -> None:
     parser.add_argument(
         "--workloads",
         default=",".join(WORKLOADS),
-        help=f"of {', '.join(WORKLOADS + GIANT_COMPONENT)}",
+        help=f"of {', '.join(WORKLOADS + GIANT_COMPONENT + ADD_PATH)}",
     )
     parser.add_argument("--accounts", type=int, default=1_000_000)
     parser.add_argument("--batch-events", type=int, default=100_000)
@@ -274,7 +287,7 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     workloads = args.workloads.split(",")
-    unknown = set(workloads) - set(WORKLOADS + GIANT_COMPONENT)
+    unknown = set(workloads) - set(WORKLOADS + GIANT_COMPONENT + ADD_PATH)
     if unknown:
         parser.error(f"unknown workloads: {', '.join(sorted(unknown))}")
     skip = set(filter(None, args.skip.split(",")))

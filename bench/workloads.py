@@ -13,9 +13,16 @@ with `--workloads hot,dense`):
 - `dense`: uniform over only `DENSE_ACCOUNTS` accounts, so that any batch of more than a few
   hundred transfers is one component, and rounds small enough to cut it cost more than they save.
 
+One more measures the engine's ADD path (run it with `--workloads zipf_add`):
+
+- `zipf_add`: deposits (stream `deposits`: each credits one account and its asset entry, an ADD
+  that never reads the row) whose account is Zipf-skewed (theta 0.99, as `zipf`'s sources), so
+  that a few rows take most of the adds. A deposit is a `Transfer` without a source
+  (`Transfer.is_deposit`); every approach applies it as its two credits.
+
 Every account starts with `OPENING_BALANCE` and its asset entry with `OPENING_ASSETS`, enough
 that transfers rarely bounce, so that every approach does the same work: four row updates per
-transfer (five with the fee).
+transfer (five with the fee), two per deposit.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from ledger_engine.model import Event
 
 WORKLOADS = ("uniform", "zipf", "fee")
 GIANT_COMPONENT = ("hot", "dense")
+ADD_PATH = ("zipf_add",)
 DENSE_ACCOUNTS = 1_000
 FEE_ACCOUNT = "acct-fees"
 OPENING_BALANCE = 1_000_000_000
@@ -39,16 +47,34 @@ ZIPF_THETA = 0.99
 
 @dataclass(frozen=True)
 class Transfer:
-    """One transfer as plain values (what each approach turns into its own input)."""
+    """One transfer as plain values (what each approach turns into its own input).
+
+    `source` None makes it a deposit: `amount` and `asset_amount` credited to account `target`
+    and its asset entry, nothing debited (then `fee` is None too).
+    """
 
     request_id: str
-    source: int
+    source: int | None
     target: int
     amount: int
     asset_amount: int
     fee: int | None
 
+    @property
+    def is_deposit(self) -> bool:
+        """Whether this is a deposit (no source account), not a transfer."""
+        return self.source is None
+
     def event(self) -> Event:
+        """The event the engine runs: a `deposits`, `transfers` or `fee_transfers` event."""
+        if self.source is None:
+            deposit = {
+                "account_id": account_id(self.target),
+                "asset_id": asset_id(self.target),
+                "amount": self.amount,
+                "asset_amount": self.asset_amount,
+            }
+            return Event("deposits", self.request_id, deposit)
         payload = {
             "source_account_id": account_id(self.source),
             "target_account_id": account_id(self.target),
@@ -66,13 +92,14 @@ class Transfer:
 
 def transfers(workload: str, count: int, accounts: int, seed: int = 1) -> list[Transfer]:
     """`count` transfers of `workload` over `accounts` accounts (deterministic)."""
-    assert workload in WORKLOADS + GIANT_COMPONENT, workload
+    assert workload in WORKLOADS + GIANT_COMPONENT + ADD_PATH, workload
     rng = np.random.default_rng(seed)
+    if workload == "zipf_add":
+        return _deposits(rng, workload, count, accounts, seed)
     if workload == "dense":
         accounts = min(accounts, DENSE_ACCOUNTS)
     if workload == "zipf":
-        weights = 1.0 / np.arange(1, accounts + 1) ** ZIPF_THETA
-        sources = rng.choice(accounts, size=count, p=weights / weights.sum())
+        sources = _zipf(rng, count, accounts)
     elif workload == "hot":
         sources = rng.integers(1, accounts, size=count)  # never the hot account itself
     else:
@@ -89,6 +116,32 @@ def transfers(workload: str, count: int, accounts: int, seed: int = 1) -> list[T
             int(amounts[i]),
             int(asset_amounts[i]),
             None if fees is None else int(fees[i]),
+        )
+        for i in range(count)
+    ]
+
+
+def _zipf(rng: np.random.Generator, count: int, accounts: int) -> np.ndarray:
+    """`count` account indexes, Zipf-skewed with `ZIPF_THETA` (index 0 the most frequent)."""
+    weights = 1.0 / np.arange(1, accounts + 1) ** ZIPF_THETA
+    return rng.choice(accounts, size=count, p=weights / weights.sum())
+
+
+def _deposits(
+    rng: np.random.Generator, workload: str, count: int, accounts: int, seed: int
+) -> list[Transfer]:
+    """`count` deposits into Zipf-skewed accounts (`zipf_add`)."""
+    targets = _zipf(rng, count, accounts)
+    amounts = rng.integers(1, 10_000, size=count)
+    asset_amounts = rng.integers(1, 10, size=count)
+    return [
+        Transfer(
+            f"{workload}-{seed}-{i}",
+            None,
+            int(targets[i]),
+            int(amounts[i]),
+            int(asset_amounts[i]),
+            None,
         )
         for i in range(count)
     ]
