@@ -143,8 +143,6 @@ class Stream:
     # For binding i, the earlier bindings of the same table: the only ones whose row it can
     # share (DESIGN.md, point 3), so that a transaction compares keys with those alone.
     same_table_before: tuple[tuple[int, ...], ...] = field(init=False, repr=False)
-    # The bind names in binding order: the keyword arguments of `fn`.
-    bind_names: tuple[str, ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         tables = [b.table for b in self.bindings]
@@ -152,7 +150,6 @@ class Stream:
             tuple(j for j in range(i) if tables[j] == table) for i, table in enumerate(tables)
         )
         object.__setattr__(self, "same_table_before", earlier)
-        object.__setattr__(self, "bind_names", tuple(b.name for b in self.bindings))
 
 
 def _check_name(kind: str, name: object) -> str:

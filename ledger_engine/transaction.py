@@ -303,6 +303,7 @@ def execute(
     assert len(keys) == len(bindings), "one key per binding"
     ctx = Context()
     accesses: list[StateAccess] = []
+    arguments: dict[str, StateAccess] = {}  # bind name -> access: the function's keywords
     same_table_before = stream.same_table_before
     for i, binding in enumerate(bindings):
         key = keys[i]
@@ -322,10 +323,11 @@ def execute(
                 access._value = access._before = read_row(binding.table, key)
         assert row._deferred == is_deferred, "the bindings of one row agree on its deferral"
         accesses.append(access)
+        arguments[binding.name] = access
 
     payload = json_copy(event.payload)
     try:
-        stream.fn(payload, ctx, **dict(zip(stream.bind_names, accesses, strict=True)))
+        stream.fn(payload, ctx, **arguments)
     except _Stop:
         pass
     except Exception as exc:

@@ -27,6 +27,8 @@ a runner need not order them against each other.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from operator import itemgetter
 from typing import Any
 
 from ledger_engine.api import AccessType, StreamingLedger
@@ -40,6 +42,8 @@ REJECT = "REJECT"
 
 def _positive_amount(event: dict[str, Any], field: str, ctx: Context) -> int:
     value = event.get(field)
+    if type(value) is int and 0 < value <= INT64_MAX:  # the common case, decided at once
+        return value
     if not is_int(value) or value <= 0:
         ctx.abort(f"{field} must be a positive integer, got {brief(value)}")
     return _int64(value, field, ctx)
@@ -95,9 +99,10 @@ def _move(
     amount = _positive_amount(event, "amount", ctx)
     asset_amount = _positive_amount(event, "asset_amount", ctx)
     min_balance = event.get("min_balance", 0)
-    if not is_int(min_balance):
-        ctx.abort(f"min_balance must be an integer, got {brief(min_balance)}")
-    _int64(min_balance, "min_balance", ctx)
+    if not (type(min_balance) is int and INT64_MIN <= min_balance <= INT64_MAX):
+        if not is_int(min_balance):
+            ctx.abort(f"min_balance must be an integer, got {brief(min_balance)}")
+        _int64(min_balance, "min_balance", ctx)
     fee = 0
     if fee_account is not None:
         fee = event.get("fee")
@@ -132,12 +137,10 @@ def balance_lookup(event: dict[str, Any], ctx: Context, account: StateAccess) ->
     ctx.emit({"account_id": event["account_id"], "balance": account.read_or(0)})
 
 
-def _field(name: str):
-    def key(event: dict[str, Any]) -> Any:
-        return event[name]
-
-    key.__qualname__ = f"field[{name}]"
-    return key
+def _field(name: str) -> Callable[[dict[str, Any]], Any]:
+    """The key function that reads payload field `name` (an `itemgetter`: a call in C, where
+    a Python function would cost a frame per binding per event)."""
+    return itemgetter(name)
 
 
 # The payload fields of each stream (`min_balance` defaults to 0).
