@@ -90,42 +90,31 @@ def _serial(args: argparse.Namespace) -> dict[str, Any]:
 
 def _spark(args: argparse.Namespace) -> dict[str, Any]:
     from ledger_engine.apps.bank import build_ledger
-    from ledger_engine.spark.batch import BatchExecutor, ExecutionOptions
-    from ledger_engine.spark.runner import run_spark
+    from ledger_engine.spark.batch import ExecutionOptions
+    from ledger_engine.spark.runner import run_spark, run_spark_profiled
     from ledger_engine.spark.session import build_session
 
     events = [t.event() for t in transfers(args.workload, args.size, args.accounts)]
     state = opening_state(args.accounts)
     ledger = build_ledger()
     spark = build_session(args.master, driver_memory="8g")
-    executor_runs: list[Any] = []
-    execute = BatchExecutor.execute
-
-    def recording(self, *a, **k):  # the runner's own report on the batch
-        run = execute(self, *a, **k)
-        executor_runs.append(run)
-        return run
-
-    BatchExecutor.execute = recording  # type: ignore[method-assign]
     try:
         run_spark(spark, ledger, events[: min(2_000, len(events))], state)  # warm the JVM
-        executor_runs.clear()
         started = time.perf_counter()
-        result = run_spark(spark, ledger, events, state, options=ExecutionOptions())
+        result, profile = run_spark_profiled(
+            spark, ledger, events, state, options=ExecutionOptions()
+        )
         seconds = time.perf_counter() - started
     finally:
-        BatchExecutor.execute = execute  # type: ignore[method-assign]
         spark.stop()
-    if not executor_runs:  # the batch could not be spread: `run_spark` ran it serially
-        return {"seconds": seconds, "applied": result.applied_count, "path": "serial fallback"}
-    run = executor_runs[-1]
     return {
         "seconds": seconds,
         "applied": result.applied_count,
-        "path": "spark",
-        "rounds": run.schedule.rounds,
-        "driver_seconds": run.seconds,
-        "tasks": run.profile,
+        "path": profile.path,
+        "rounds": profile.rounds,
+        "driver_seconds": profile.driver_seconds,
+        "driver_us_per_event": profile.driver_seconds_per_event,
+        "tasks": profile.tasks,
     }
 
 

@@ -255,14 +255,40 @@ def markdown(results: list[dict[str, Any]], comparisons: list[dict[str, Any]], m
             continue
         driver = ", ".join(f"{k} {v:.1f} s" for k, v in r.get("driver_seconds", {}).items())
         lines.append(f"- driver: {driver}")
+        per_event = r.get("driver_us_per_event")
+        if per_event:
+            costs = ", ".join(f"{k} {v:.1f}" for k, v in per_event.items())
+            lines.append(f"- driver, microseconds per event: {costs}")
+        if "audit_seconds" in r:
+            lines.append(f"- audits after the run: {r['audit_seconds']:.1f} s")
         for stage, report in r.get("tasks", {}).items():
             phases = ", ".join(f"{k} {v:.1f}" for k, v in report["cpu"].items())
             lines.append(
                 f"- tasks of {stage}: {report['tasks']} tasks, {report['items']:,} items,"
                 f" CPU seconds by phase: {phases}"
             )
+        work = transaction_work(r.get("tasks", {}))
+        lines.append(
+            f"- the tasks' transaction work (decode, read rows, execute): {work:.1f} CPU s,"
+            f" {work / r['seconds']:.0%} of the wall time"
+        )
         lines.append("")
     return "\n".join(lines) + "\n"
+
+
+# The phases of a task's profile that are the transactions' own work: everything else is
+# moving data in and out (input, sink) or waiting.
+TRANSACTION_PHASES = ("decode", "read rows", "execute")
+
+
+def transaction_work(tasks: dict[str, Any]) -> float:
+    """CPU seconds the Spark tasks spent on the transactions themselves, over every stage."""
+    return sum(
+        seconds
+        for report in tasks.values()
+        for phase, seconds in report["cpu"].items()
+        if phase in TRANSACTION_PHASES
+    )
 
 
 def main() -> None:

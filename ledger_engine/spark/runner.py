@@ -10,8 +10,9 @@ pipeline runs with PostgreSQL as source and sink instead.
 from __future__ import annotations
 
 import pickle
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
@@ -139,6 +140,26 @@ class MemorySources:
         self.state.destroy()
 
 
+@dataclass
+class SparkRunProfile:
+    """Where a `run_spark` call spent its time: `path` ("spark", or "serial fallback" for a
+    batch that cannot be spread), the driver's seconds by phase (shipping the events in,
+    the batch machinery's own phases, collecting and assembling the result), the Spark
+    tasks' profile (`spark.profile.task_profile`) and the rounds the batch ran in."""
+
+    path: str = "spark"
+    events: int = 0
+    rounds: int = 0
+    driver_seconds: dict[str, float] = field(default_factory=dict)
+    tasks: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def driver_seconds_per_event(self) -> dict[str, float]:
+        """The driver's fixed cost per event, by phase (microseconds)."""
+        count = max(self.events, 1)
+        return {phase: s * 1e6 / count for phase, s in self.driver_seconds.items()}
+
+
 def run_spark(
     spark: SparkSession,
     ledger: StreamingLedger,
@@ -151,15 +172,43 @@ def run_spark(
     input (see `ledger_engine.spark.batch` for how). A batch that cannot be spread over bins
     (one conflict component) runs with the serial runner in this process instead
     (`ledger_engine.prospect`), unless `options` turn that off."""
+    return run_spark_profiled(spark, ledger, events, state, known_requests, options)[0]
+
+
+def run_spark_profiled(
+    spark: SparkSession,
+    ledger: StreamingLedger,
+    events: Iterable[Event],
+    state: Mapping[str, Mapping[Any, Any]] | None = None,
+    known_requests: Mapping[str, str] | None = None,
+    options: ExecutionOptions | None = None,
+) -> tuple[RunResult, SparkRunProfile]:
+    """`run_spark`, and where its time went."""
     ledger.check()
     batch = list(events)
     options = options or ExecutionOptions()
+    profile = SparkRunProfile(events=len(batch))
+    phases = profile.driver_seconds
+    clock = time.perf_counter()
+
+    def lap(phase: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        phases[phase] = phases.get(phase, 0.0) + now - clock
+        clock = now
+
     executor = BatchExecutor(spark, ledger, options)
     if options.serial_fallback and options.rounds is None:
         known = known_requests or {}
-        if not probe(ledger, batch, executor.bins, options.round_cost, known).spreads:
-            return run_serial(ledger, batch, state, known)
+        spreads = probe(ledger, batch, executor.bins, options.round_cost, known).spreads
+        lap("probe")
+        if not spreads:
+            profile.path = "serial fallback"
+            result = run_serial(ledger, batch, state, known)
+            lap("serial runner")
+            return result, profile
     start = initial_state(ledger, state)
+    lap("initial state")
     starts, blobs = zip(*event_chunks(batch, CHUNK), strict=True) if batch else ((), ())
     chunks = pa.table(
         {"start": pa.array(starts, pa.int64()), "chunk": pa.array(blobs, pa.binary())}
@@ -170,17 +219,27 @@ def run_spark(
         .mapInArrow(screen_chunks_task(ledger), spark_ddl(SCREENED))
     )
     sources = MemorySources(spark, start, known_requests or {})
+    lap("ship events and state")
     try:
         run = executor.execute(screened, sources, CollectSink())
+        profile.rounds = run.schedule.rounds
+        profile.tasks = run.profile
+        for phase, seconds in run.seconds.items():
+            if phase != "execute":  # the sum of the rounds and settling, shown one by one
+                phases[phase] = seconds
+        clock = time.perf_counter()
         try:
-            return _collect(batch, start, run)
+            result = _collect(batch, start, run, lap)
+            return result, profile
         finally:
             run.release()
     finally:
         sources.release()
 
 
-def _collect(batch: Sequence[Event], start: Any, run: BatchRun) -> RunResult:
+def _collect(
+    batch: Sequence[Event], start: Any, run: BatchRun, lap: Callable[[str], None]
+) -> RunResult:
     verdicts: list[Rejection | Duplicate | None] = [None] * len(batch)
     ended = (
         run.ended("reason", "detail")
@@ -197,6 +256,7 @@ def _collect(batch: Sequence[Event], start: Any, run: BatchRun) -> RunResult:
     settled_blobs = (
         run.settled.where(F.col("tag") == SETTLED).select("blob").toArrow()["blob"].to_pylist()
     )
+    lap("collect outcomes")
     with gc_paused():
         for position, status, reason, detail, kind in zip(*ended.values(), strict=True):
             event = batch[position]
@@ -211,4 +271,7 @@ def _collect(batch: Sequence[Event], start: Any, run: BatchRun) -> RunResult:
         for blob in settled_blobs:
             for position, seq, rid, table, key, before, after in pickle.loads(blob):
                 settled[(position, seq)] = Change(rid, table, key, before, after)
-        return assemble(batch, start, verdicts, packed, settled)
+        lap("unpickle outcomes")
+        result = assemble(batch, start, verdicts, packed, settled)
+        lap("assemble result")
+        return result
