@@ -118,15 +118,21 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     return 0 if audit_report.passed else 1
 
 
-def _audit(settings: Settings):
+def _audit(settings: Settings, full: bool = False):
+    """The batch audit (the batches since the last passing audit), or the full audit."""
     from ledger_engine.audit.runner import run_audits
     from ledger_engine.faults import FaultSwitch
 
-    with console.status("running audits: Merkle snapshots, hash chain, Great Expectations"):
-        return run_audits(settings, faults=FaultSwitch.from_setting(settings.fault))
+    what = "full audit" if full else "batch audit"
+    with console.status(f"running the {what}: Merkle trees, hash chain, Great Expectations"):
+        return run_audits(settings, faults=FaultSwitch.from_setting(settings.fault), full=full)
 
 
 def _print_audit(report, page) -> None:
+    from rich.markup import escape
+
+    if report.scope is not None:
+        console.print(escape(report.scope.describe()), soft_wrap=True)
     table = Table(title="Audits")
     table.add_column("suite")
     table.add_column("check")
@@ -143,8 +149,9 @@ def _print_audit(report, page) -> None:
 
 
 def cmd_audit(settings: Settings, args: argparse.Namespace) -> int:
-    """Run every audit; exit 1 if any check fails."""
-    report, page = _audit(settings)
+    """Audit the batches committed since the last passing audit (with --full: the whole
+    ledger); exit 1 if any check fails."""
+    report, page = _audit(settings, full=args.full)
     _print_audit(report, page)
     return 0 if report.passed else 1
 
@@ -385,9 +392,17 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="how long to wait for another run to end (default: LEDGER_RUN_WAIT_SECONDS)",
     )
-    run.add_argument("--audit", action="store_true", help="run every audit afterwards")
+    run.add_argument(
+        "--audit", action="store_true", help="audit the batches committed since the last audit"
+    )
     run.set_defaults(handler=cmd_run)
-    commands.add_parser("audit", help=cmd_audit.__doc__).set_defaults(handler=cmd_audit)
+    audit = commands.add_parser("audit", help=cmd_audit.__doc__)
+    audit.add_argument(
+        "--full",
+        action="store_true",
+        help="the full audit: every Merkle tree recomputed and the whole-ledger suite",
+    )
+    audit.set_defaults(handler=cmd_audit)
     verify = commands.add_parser("verify", help=cmd_verify.__doc__)
     verify.add_argument(
         "--replay", action="store_true", help="also re-execute the stored event log and compare"

@@ -27,6 +27,11 @@ Most rules are `UnexpectedRowsExpectation`s: SQL returning the offending rows, s
 failure names what is wrong (a key and both values, a pair of totals, a request id, a batch
 and position, a batch and field). They run on ledgers of millions of rows, so each is
 set-based: a few joins along the tables' index orders and GROUP BYs, no subquery per row.
+
+This whole-ledger suite is the full audit's (`ledger audit --full`, the daily DAG). The same
+context holds the batch audit's suite on the same data source
+(`ledger_engine.audit.batch_expectations`); `run_suite` runs either, described by a
+`SuiteSpec`, and touches only that suite's part of the context.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ import json
 import logging
 import sys
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -456,16 +461,21 @@ ORDER BY b.batch_id
 """.strip()
 
 
+def rows_expectation(name: str, query: str, description: str) -> Expectation:
+    """A rule as SQL returning the offending rows, under its short check name."""
+    import great_expectations as gx
+
+    return gx.expectations.UnexpectedRowsExpectation(
+        unexpected_rows_query=query, description=description, meta={_CHECK_NAME: name}
+    )
+
+
 def build_expectations() -> list[Expectation]:
     """The suite's expectations in report order, each with its short name in `meta`."""
     import great_expectations as gx
     from great_expectations.expectations.row_conditions import Column
 
-    def rows(name: str, query: str, description: str) -> Expectation:
-        return gx.expectations.UnexpectedRowsExpectation(
-            unexpected_rows_query=query, description=description, meta={_CHECK_NAME: name}
-        )
-
+    rows = rows_expectation
     expectations = [
         rows(
             f"{t.name} equals the fold of its change log",
@@ -555,17 +565,56 @@ def build_expectations() -> list[Expectation]:
 # --- Running -------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class SuiteSpec:
+    """One suite of the project's file context, on the data source `DATASOURCE_NAME`: the
+    query asset it validates, its rules, its validation definition and its checkpoint (which
+    updates Data Docs). Every name is the file name of what the context stores."""
+
+    suite_name: str
+    asset_name: str
+    asset_query: str
+    batch_definition_name: str
+    validation_definition_name: str
+    checkpoint_name: str
+    result_format: Mapping[str, Any]
+    build: Callable[[], list[Expectation]]  # the suite's expectations in report order
+
+
+def integrity_suite() -> SuiteSpec:
+    """The whole-ledger suite `ledger_integrity`: the full audit's."""
+    return SuiteSpec(
+        SUITE_NAME,
+        ASSET_NAME,
+        state_rows_query(),
+        BATCH_DEFINITION_NAME,
+        VALIDATION_DEFINITION_NAME,
+        CHECKPOINT_NAME,
+        RESULT_FORMAT,
+        build_expectations,
+    )
+
+
 def run_expectations(
     database_url: str, project_root: Path = DEFAULT_PROJECT_ROOT
 ) -> list[CheckResult]:
-    """Run the `ledger_integrity` checkpoint against `database_url` and build Data Docs.
+    """Run the `ledger_integrity` checkpoint against `database_url` and build Data Docs
+    (`run_suite` of `integrity_suite()`)."""
+    return run_suite(integrity_suite(), database_url, project_root)
+
+
+def run_suite(
+    spec: SuiteSpec, database_url: str, project_root: Path = DEFAULT_PROJECT_ROOT
+) -> list[CheckResult]:
+    """Run the checkpoint of the suite `spec` against `database_url` and build Data Docs.
 
     `database_url` is the SQLAlchemy URL of the system of record (`postgresql://...` is
     accepted too); it reaches Great Expectations at run time only. `project_root` holds the
-    file context (`<project_root>/gx`), created or brought up to date first. Returns one
-    `CheckResult` per expectation, in suite order: a short `name`, up to `MAX_FINDINGS`
-    `findings` (offending rows) when it fails, and the Data Docs index page as `link`.
-    Can be called repeatedly in one process, for the same database or different ones.
+    file context (`<project_root>/gx`), created or brought up to date first (the suite's own
+    files only: another suite's are left as they are). Returns one `CheckResult` per
+    expectation, in suite order: a short `name`, up to `MAX_FINDINGS` `findings` (offending
+    rows) when it fails, and the Data Docs index page as `link`. Can be called repeatedly in
+    one process, for the same database or different ones.
 
     Raises `sqlalchemy.exc.OperationalError` if the database cannot be reached: that is no
     finding about the data, and Great Expectations would bury it under a traceback per rule.
@@ -575,7 +624,7 @@ def run_expectations(
     with _RUN_LOCK, _quiet():
         context = _open_context(Path(project_root), url)
         try:
-            checkpoint = _ensure_checkpoint(context)
+            checkpoint = _ensure_checkpoint(context, spec)
             order = [
                 (e.meta or {}).get(_CHECK_NAME)
                 for definition in checkpoint.validation_definitions
@@ -639,33 +688,34 @@ def _progress_bars_on(bars: Any) -> bool:
     return bool(bars.globally or bars.metric_calculations)
 
 
-def _ensure_batch_definition(context: FileDataContext) -> BatchDefinition:
+def _ensure_batch_definition(context: FileDataContext, spec: SuiteSpec) -> BatchDefinition:
     template = "${" + CONNECTION_VARIABLE + "}"
-    query = state_rows_query()
+    query = spec.asset_query
     datasource = context.data_sources.all().get(DATASOURCE_NAME)
     if datasource is None or str(datasource.connection_string) != template:
         datasource = context.data_sources.add_or_update_postgres(
             name=DATASOURCE_NAME, connection_string=template
         )
-    asset = next((a for a in datasource.assets if a.name == ASSET_NAME), None)
+    asset = next((a for a in datasource.assets if a.name == spec.asset_name), None)
     if asset is not None and asset.query != query:
-        datasource.delete_asset(ASSET_NAME)
+        datasource.delete_asset(spec.asset_name)
         asset = None
     if asset is None:
-        asset = datasource.add_query_asset(name=ASSET_NAME, query=query)
-    definition = next((d for d in asset.batch_definitions if d.name == BATCH_DEFINITION_NAME), None)
+        asset = datasource.add_query_asset(name=spec.asset_name, query=query)
+    name = spec.batch_definition_name
+    definition = next((d for d in asset.batch_definitions if d.name == name), None)
     if definition is None:
-        definition = asset.add_batch_definition_whole_table(name=BATCH_DEFINITION_NAME)
+        definition = asset.add_batch_definition_whole_table(name=name)
     return definition
 
 
-def _ensure_suite(context: FileDataContext) -> ExpectationSuite:
+def _ensure_suite(context: FileDataContext, spec: SuiteSpec) -> ExpectationSuite:
     """The suite, rewritten only when its expectations changed and keeping the ids of those
     that did not (Great Expectations' `add_or_update` compares ids too, so it renews them all)."""
     import great_expectations as gx
 
-    wanted = gx.ExpectationSuite(name=SUITE_NAME, expectations=build_expectations())
-    current = _existing(context.suites, SUITE_NAME)
+    wanted = gx.ExpectationSuite(name=spec.suite_name, expectations=spec.build())
+    current = _existing(context.suites, spec.suite_name)
     if current is None:
         return context.suites.add(wanted)
     current_ids = {_comparable(e): e.id for e in current.expectations}
@@ -685,29 +735,30 @@ def _comparable(expectation: Expectation) -> str:
     return json.dumps(fields, sort_keys=True, default=str)
 
 
-def _ensure_checkpoint(context: FileDataContext) -> Checkpoint:
+def _ensure_checkpoint(context: FileDataContext, spec: SuiteSpec) -> Checkpoint:
     import great_expectations as gx
 
-    definition = _ensure_batch_definition(context)
-    suite = _ensure_suite(context)
-    validation = _existing(context.validation_definitions, VALIDATION_DEFINITION_NAME)
+    definition = _ensure_batch_definition(context, spec)
+    suite = _ensure_suite(context, spec)
+    name = spec.validation_definition_name
+    validation = _existing(context.validation_definitions, name)
     if validation is None or validation.data.id != definition.id or validation.suite.id != suite.id:
         validation = context.validation_definitions.add_or_update(
-            gx.ValidationDefinition(name=VALIDATION_DEFINITION_NAME, data=definition, suite=suite)
+            gx.ValidationDefinition(name=name, data=definition, suite=suite)
         )
-    checkpoint = _existing(context.checkpoints, CHECKPOINT_NAME)
+    checkpoint = _existing(context.checkpoints, spec.checkpoint_name)
     if (
         checkpoint is None
         or [v.id for v in checkpoint.validation_definitions] != [validation.id]
         or [a.name for a in checkpoint.actions] != [DATA_DOCS_ACTION_NAME]
-        or checkpoint.result_format != RESULT_FORMAT
+        or checkpoint.result_format != dict(spec.result_format)
     ):
         checkpoint = context.checkpoints.add_or_update(
             gx.Checkpoint(
-                name=CHECKPOINT_NAME,
+                name=spec.checkpoint_name,
                 validation_definitions=[validation],
                 actions=[gx.checkpoint.UpdateDataDocsAction(name=DATA_DOCS_ACTION_NAME)],
-                result_format=RESULT_FORMAT,
+                result_format=dict(spec.result_format),
             )
         )
     return checkpoint

@@ -4,7 +4,8 @@ A page is one self-contained file that reads the same offline: its style and its
 are inline, and a Content Security Policy that names their hashes, and nothing else, keeps the
 browser from loading anything from anywhere (no CDN, no fonts, no images). From the top:
 
-- the verdict, a status tile per check suite (Merkle roots and batch hash chain, Great
+- the verdict, which kind of audit it was (the batch audit of a range of batches, or the full
+  audit), a status tile per check suite (Merkle roots and batch hash chain, Great
   Expectations, replay, pipeline, or any suite a later audit adds) and the ledger's key
   figures, with the head of the batch hash chain (its hash and Merkle roots);
 - the first findings of every failed check;
@@ -45,7 +46,7 @@ from urllib.parse import urlsplit
 
 from sqlalchemy import Connection, Engine, text
 
-from ledger_engine.audit.findings import AuditReport, CheckResult
+from ledger_engine.audit.findings import FULL, AuditReport, CheckResult
 
 TABLE_BATCHES = 50  # the latest batches listed one per row
 CHART_POINTS = 500  # at most this many points in the throughput chart
@@ -247,6 +248,7 @@ def _atomic_write(path: Path, content: str) -> None:
 def _summary(report: AuditReport, view: LedgerView, created: datetime) -> dict[str, Any]:
     return {
         "created": created.isoformat(),
+        "audit": report.scope.to_dict() if report.scope else None,
         "passed": report.passed,
         "checks": len(report.checks),
         "failed": len(report.failures()),
@@ -453,6 +455,7 @@ def render_page(report: AuditReport, view: LedgerView, created: datetime) -> str
                 f'<div class="muted">Written {html.escape(when)}</div></div>'
                 f'<a href="{INDEX_NAME}">All audit runs</a></header>',
                 _verdict(report),
+                _scope(report),
                 _status(report, view),
                 _failures(report),
                 _charts(view),
@@ -472,7 +475,7 @@ def render_index(pages: Sequence[tuple[Path, Mapping[str, Any] | None]]) -> str:
     head = (
         "<tr><th>audit run</th><th>verdict</th><th class=num>checks</th>"
         "<th class=num>batches</th><th class=num>events</th><th class=num>applied</th>"
-        "<th class=num>rejected</th><th class=num>duplicates</th></tr>"
+        "<th class=num>rejected</th><th class=num>duplicates</th><th>audited</th></tr>"
     )
     rows = "\n".join(_index_row(page, summary) for page, summary in pages)
     body = (
@@ -499,7 +502,7 @@ def _document(title: str, policy: str, body: str) -> str:
 def _index_row(page: Path, summary: Mapping[str, Any] | None) -> str:
     link = f'<a href="{html.escape(page.name)}">{html.escape(_page_time(page))}</a>'
     if summary is None:
-        return f"<tr><td>{link}</td>" + "<td>—</td>" * 7 + "</tr>"
+        return f"<tr><td>{link}</td>" + "<td>—</td>" * 8 + "</tr>"
     if summary["passed"]:
         verdict = '<span class="outcome pass">passed</span>'
     else:
@@ -512,7 +515,20 @@ def _index_row(page: Path, summary: Mapping[str, Any] | None) -> str:
         f"<td class=num>{_count_text(summary.get(key))}</td>"
         for key in ("checks", "batches", "ingested", "applied", "rejected", "duplicates")
     )
-    return f"<tr><td>{link}</td><td>{verdict}</td>{numbers}</tr>"
+    audited = html.escape(_audited(summary.get("audit")))
+    return f"<tr><td>{link}</td><td>{verdict}</td>{numbers}<td>{audited}</td></tr>"
+
+
+def _audited(scope: Mapping[str, Any] | None) -> str:
+    """An index cell: the kind of audit and its batches."""
+    if not scope:
+        return "—"
+    if scope["kind"] == FULL:
+        return "full"
+    first, last = scope["first_batch"], scope["last_batch"]
+    if last < first:
+        return "batches: none new"
+    return f"batch {first}" if first == last else f"batches {first}–{last}"
 
 
 def _verdict(report: AuditReport) -> str:
@@ -530,6 +546,29 @@ def _verdict(report: AuditReport) -> str:
     return (
         f'<div class="verdict {state}" id="verdict">{headline}'
         f' <span class="detail">{detail}</span></div>'
+    )
+
+
+def _scope(report: AuditReport) -> str:
+    """Which kind of audit this was and the batches it covered."""
+    scope = report.scope
+    if scope is None:
+        return ""
+    if scope.kind == FULL:
+        meaning = (
+            "Every table's Merkle tree recomputed from its rows and every rule over the whole "
+            "ledger."
+        )
+    else:
+        meaning = (
+            "The batches before these were proven by earlier audits; the hash chain and the "
+            "Merkle roots tie these to them. A row changed behind the engine's back in an "
+            "earlier batch is the full audit's to find (<code>ledger audit --full</code>, the "
+            "daily DAG)."
+        )
+    return (
+        f'<div class="panel" id="audit-scope" data-kind="{html.escape(scope.kind)}">'
+        f"<strong>{html.escape(scope.describe())}.</strong> {meaning}</div>"
     )
 
 

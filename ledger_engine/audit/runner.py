@@ -1,24 +1,39 @@
-"""Running the audits over the system of record and writing the report.
+"""Running the audits over the system of record, recording their marks and writing the report.
 
-Each audit is callable on its own (the Airflow DAG runs them as separate tasks) or all together
-through `run_audits` (the `ledger audit` command).
+Two kinds of audit (`ledger_engine.audit.findings`):
+
+- the *batch audit* (`BATCHES`), after every pipeline run: the batches after the last passing
+  audit's mark, at a cost of those batches (`batch_verify`, `batch_expectations`);
+- the *full audit* (`FULL`), `ledger audit --full` and the daily DAG: `ledger verify`'s
+  recomputation of every Merkle tree and the whole-ledger Great Expectations suite (the daily
+  DAG adds the replay).
+
+Each has parts that the Airflow DAGs run as tasks of their own (`merkle_audit`,
+`expectations_audit`, `replay_audit`, each giving the scope it covered and its checks), and
+`conclude` ends an audit: a mark if every check passed, then the HTML report.
+`run_audits` runs a whole audit (the `ledger` command).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from sqlalchemy import Engine
 
 from ledger_engine.apps import load_ledger
-from ledger_engine.audit.findings import AuditReport, CheckResult
+from ledger_engine.audit.findings import BATCHES, FULL, AuditReport, AuditScope, CheckResult
 from ledger_engine.audit.report import write_report
+from ledger_engine.audit.scope import Mark, narrowest, read_scope, record_mark
 from ledger_engine.audit.verify import verify_ledger
 from ledger_engine.config import PROJECT_ROOT, Settings
 from ledger_engine.faults import DURING_AUDITS, NO_FAULTS, FaultSwitch
 from ledger_engine.store.database import open_store
 
 EXPECTATIONS_ROOT = PROJECT_ROOT / "expectations"
+
+# What one part of an audit covered, and its checks.
+AuditPart = tuple[AuditScope, list[CheckResult]]
 
 
 class AuditFailed(RuntimeError):
@@ -39,12 +54,65 @@ def snapshot_checks(settings: Settings, engine: Engine | None = None) -> list[Ch
 def expectation_checks(
     settings: Settings, engine: Engine | None = None, expectations_root: Path | None = None
 ) -> list[CheckResult]:
-    """The Great Expectations suite over the system of record (also builds Data Docs)."""
+    """The whole-ledger Great Expectations suite over the system of record (also builds Data
+    Docs)."""
     from ledger_engine.audit.expectations import run_expectations
 
     engine = engine or open_store(settings)
-    url = engine.url.render_as_string(hide_password=False)
-    return run_expectations(url, expectations_root or EXPECTATIONS_ROOT)
+    return run_expectations(_url(engine), expectations_root or EXPECTATIONS_ROOT)
+
+
+def merkle_audit(settings: Settings, kind: str, engine: Engine) -> AuditPart:
+    """The Merkle trees and the hash chain: over the scope (`BATCHES`) or every batch (`FULL`,
+    `ledger verify`'s checks)."""
+    if kind == FULL:
+        scope = read_scope(engine, FULL)
+        return scope, snapshot_checks(settings, engine)
+    from ledger_engine.audit.batch_verify import verify_batches
+
+    return verify_batches(engine, load_ledger(settings.app))
+
+
+def expectations_audit(
+    settings: Settings, kind: str, engine: Engine, expectations_root: Path | None = None
+) -> AuditPart:
+    """Great Expectations: the batch suite (`BATCHES`) or the whole-ledger suite (`FULL`). The
+    scope is read first: the batch suite's rules read theirs when they run, which covers it."""
+    scope = read_scope(engine, kind)
+    if kind == FULL:
+        return scope, expectation_checks(settings, engine, expectations_root)
+    from ledger_engine.audit.batch_expectations import run_batch_expectations
+
+    root = expectations_root or EXPECTATIONS_ROOT
+    return scope, run_batch_expectations(_url(engine), root)
+
+
+def replay_audit(
+    settings: Settings, engine: Engine, on_progress: Callable | None = None
+) -> AuditPart:
+    """The re-derivation of the whole stored event log (a full audit's, in the daily DAG)."""
+    from ledger_engine.audit.replay import replay_checks
+
+    scope = read_scope(engine, FULL)
+    return scope, replay_checks(engine, load_ledger(settings.app), on_progress)
+
+
+def conclude(
+    engine: Engine,
+    parts: Sequence[AuditPart],
+    reports_dir: Path,
+    extra: Sequence[CheckResult] = (),
+) -> tuple[AuditReport, Path, Mark | None]:
+    """End an audit made of `parts`: record its mark if every check of every part passed, then
+    write the report (`extra` checks, such as the pipeline's, shown first; they take no part
+    in the mark). Returns the report, the path of its page and the mark (None: none left)."""
+    scope = narrowest(s for s, _ in parts)
+    checks = [check for _, part_checks in parts for check in part_checks]
+    mark = None
+    if checks and all(c.passed for c in checks):
+        mark = record_mark(engine, scope, len(checks))
+    report = AuditReport([*extra, *checks], scope)
+    return report, write_report(engine, report, reports_dir), mark
 
 
 def raise_on_failure(checks: list[CheckResult]) -> None:
@@ -60,11 +128,19 @@ def run_audits(
     engine: Engine | None = None,
     expectations_root: Path | None = None,
     faults: FaultSwitch = NO_FAULTS,
+    full: bool = False,
 ) -> tuple[AuditReport, Path]:
-    """Every audit, then the HTML report; returns the report and the path of its page."""
+    """The batch audit (the full audit with `full`): its Merkle and chain part, its Great
+    Expectations part, its mark if both passed, and the HTML report; returns the report and the
+    path of its page."""
     engine = engine or open_store(settings)
-    report = AuditReport()
-    report.checks.extend(snapshot_checks(settings, engine))
+    kind = FULL if full else BATCHES
+    parts = [merkle_audit(settings, kind, engine)]
     faults.reach(DURING_AUDITS)
-    report.checks.extend(expectation_checks(settings, engine, expectations_root))
-    return report, write_report(engine, report, settings.reports)
+    parts.append(expectations_audit(settings, kind, engine, expectations_root))
+    report, page, _ = conclude(engine, parts, settings.reports)
+    return report, page
+
+
+def _url(engine: Engine) -> str:
+    return engine.url.render_as_string(hide_password=False)

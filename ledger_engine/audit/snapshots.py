@@ -101,17 +101,22 @@ def table_digests(conn: Connection, table: Table, buckets: Iterable[int] | None 
     rows = sql.SQL("SELECT {}, {} FROM {}").format(
         _KEY_JSON[table.key_type], _VALUE_JSON[table.value_type], sql.Identifier(table.name)
     )
-    return _bucket_digests(conn, rows, buckets)
+    return bucket_digests(conn, rows, buckets)
 
 
-def _bucket_digests(
-    conn: Connection, rows: sql.Composable, buckets: Iterable[int] | None
+def bucket_digests(
+    conn: Connection,
+    rows: sql.Composable,
+    buckets: Iterable[int] | None = None,
+    params: tuple = (),
 ) -> dict[int, int]:
+    """The bucket digests (bucket -> digest; zero digests left out) of the `(key_json,
+    value_json)` rows that the query `rows` returns (`params` are its bound parameters),
+    summed inside PostgreSQL; with `buckets`, only those buckets."""
     where = sql.SQL("")
-    params: tuple = ()
     if buckets is not None:
         where = sql.SQL("WHERE bucket = ANY(%s)")
-        params = (sorted(buckets),)
+        params = (*params, sorted(buckets))
     cursor = conn.connection.cursor()
     cursor.execute(_BUCKET_SUMS.format(rows=rows, where=where), params)
     digests: dict[int, int] = {}
@@ -182,14 +187,7 @@ def _table_check(
         return CheckResult(SUITE, name, not findings, tuple(findings))
     assert roots is not None
     recorded_root = roots.get(table.name)
-    stored = recorded_digests(conn, table.name)
-    recorded = tree_levels(stored)
-    findings: list[str] = []
-    if recorded[-1][0].hex() != recorded_root:
-        findings.append(
-            f"table {table.name}: the stored bucket digests (ledger_merkle_buckets) do not "
-            f"hash to the root recorded in batch {last_batch}: they were altered"
-        )
+    stored, recorded, findings = recorded_tree(conn, table.name, last_batch, recorded_root)
     if found_root != recorded_root or findings:
         buckets = differing_buckets(recorded, found)
         findings.insert(
@@ -199,6 +197,23 @@ def _table_check(
         )
         findings.extend(_key_findings(conn, table, buckets, stored))
     return CheckResult(SUITE, name, not findings, tuple(findings))
+
+
+def recorded_tree(
+    conn: Connection, table_name: str, last_batch: int, recorded_root: str | None
+) -> tuple[dict[int, int], list[list[bytes]], list[str]]:
+    """The bucket digests the engine keeps for a table, their tree, and a finding if they do
+    not hash to the root recorded in batch `last_batch` (the newest batch row's root, which
+    the hash chain proves): a constant cost, 4,096 digests per table."""
+    stored = recorded_digests(conn, table_name)
+    recorded = tree_levels(stored)
+    findings: list[str] = []
+    if recorded[-1][0].hex() != recorded_root:
+        findings.append(
+            f"table {table_name}: the stored bucket digests (ledger_merkle_buckets) do not "
+            f"hash to the root recorded in batch {last_batch}: they were altered"
+        )
+    return stored, recorded, findings
 
 
 def _key_findings(
@@ -271,6 +286,11 @@ def key_differences(
         for k in keys
         if recorded.get(k) != found.get(k)
     ]
+
+
+def log_key_json(table: Table) -> sql.Composable:
+    """The SQL expression of a change-log row's key as canonical JSON, for `table`'s keys."""
+    return _LOG_KEY_JSON[table.key_type]
 
 
 def _last_changes(table: Table) -> sql.Composable:

@@ -11,7 +11,9 @@ alone, and say exactly where it is not.
 
 from __future__ import annotations
 
-from sqlalchemy import Engine, text
+from collections.abc import Sequence
+
+from sqlalchemy import Engine, Row, text
 
 from ledger_engine.api import StreamingLedger
 from ledger_engine.audit.chain import verify_chain
@@ -33,6 +35,11 @@ def verify_counts(engine: Engine) -> CheckResult:
     with engine.connect() as conn:
         wrong = conn.execute(text(batch_counts_query())).all()
         orphans = conn.execute(text(batch_contiguity_query())).all()
+    return counts_check(COUNTS, wrong, orphans)
+
+
+def counts_check(name: str, wrong: Sequence[Row], orphans: Sequence[Row]) -> CheckResult:
+    """The counts check from the rows of the counts rule and of the contiguity rule."""
     findings = [
         f"batch {row.batch_id}: {row.field} recorded {row.recorded}, found {row.found}"
         for row in wrong
@@ -45,4 +52,4 @@ def verify_counts(engine: Engine) -> CheckResult:
     shown = findings[:MAX_FINDINGS]
     if len(findings) > MAX_FINDINGS:
         shown.append(f"{len(findings) - MAX_FINDINGS} more")
-    return CheckResult(SUITE, COUNTS, not findings, tuple(shown))
+    return CheckResult(SUITE, name, not findings, tuple(shown))

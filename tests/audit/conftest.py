@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlalchemy import Engine
 
+from ledger_engine.config import Settings
 from ledger_engine.pipeline import BatchSummary
 from ledger_engine.store.database import connect
 
@@ -53,11 +55,12 @@ def transfer(
     return {"stream": "transfers", "request_id": request_id, "payload": payload}
 
 
-def commit_bank_workload(commit_files: Callable[..., BatchSummary], engine: Engine) -> None:
-    """Two batches of the bank app with every kind of outcome.
+def bank_batches() -> tuple[bytes, bytes]:
+    """The two batches (one file each) of the bank workload, with every kind of outcome.
 
-    Final state: accounts alice 90, bob 80, carol 50, dave 5; asset_ledger gold 9, silver 8,
-    bronze 5, tin 1 (totals 225 and 23: the applied deposits).
+    After both: accounts alice 90, bob 80, carol 50, dave 5; asset_ledger gold 9, silver 8,
+    bronze 5, tin 1 (totals 225 and 23: the applied deposits). Batch 1 writes alice, carol and
+    dave (gold, bronze and tin); bob and silver were last written in batch 0.
     """
     gold_silver, silver_bronze, bronze_gold = (
         ("gold", "silver"),
@@ -84,8 +87,13 @@ def commit_bank_workload(commit_files: Callable[..., BatchSummary], engine: Engi
         {"stream": "balance_lookups", "request_id": "b1", "payload": {"account_id": "alice"}},
         deposit("7", "dave", "tin", 5, 1),  # applied: '7' is a valid id, unlike 7 above
     )
-    commit_files(engine, 0, [("inbox/0001.jsonl", batch0)])
-    commit_files(engine, 1, [("inbox/0002.jsonl", batch1)])
+    return batch0, batch1
+
+
+def commit_bank_workload(commit_files: Callable[..., BatchSummary], engine: Engine) -> None:
+    """Both batches of the bank workload (`bank_batches`), as batches 0 and 1."""
+    for batch_id, content in enumerate(bank_batches()):
+        commit_files(engine, batch_id, [(f"inbox/000{batch_id + 1}.jsonl", content)])
 
 
 @pytest.fixture(scope="module")
@@ -111,3 +119,35 @@ def bank_database_url(database_url: str, engine: Engine, commit_files) -> str:
 def bank_workload(commit_files) -> Callable[[Engine], None]:
     """`commit_bank_workload`, for tests that fill more than one database."""
     return lambda engine: commit_bank_workload(commit_files, engine)
+
+
+@pytest.fixture(scope="module")
+def audited_ledger_url(
+    module_database_url: str, commit_files, tmp_path_factory: pytest.TempPathFactory
+) -> str:
+    """The bank workload committed as the pipeline commits it, audit included: batch 0, its
+    passing batch audit (`ledger audit`: a mark through batch 0), then batch 1, not audited
+    yet. The next batch audit's scope is batch 1. Once per test module; tests that change it
+    work on copies (`make_database_url(template=audited_ledger_url)`)."""
+    from ledger_engine.audit.runner import run_audits
+
+    batch0, batch1 = bank_batches()
+    engine = connect(module_database_url)
+    try:
+        commit_files(engine, 0, [("inbox/0001.jsonl", batch0)])
+        data_dir = tmp_path_factory.mktemp("first-audit")
+        first, _ = run_audits(
+            audit_settings(module_database_url, data_dir),
+            engine=engine,
+            expectations_root=data_dir / "expectations",
+        )
+        assert first.passed, first.failures()
+        commit_files(engine, 1, [("inbox/0002.jsonl", batch1)])
+    finally:
+        engine.dispose()
+    return module_database_url
+
+
+def audit_settings(url: str, data_dir: Path) -> Settings:
+    """The settings of a `ledger` command on the database `url` (reports under `data_dir`)."""
+    return Settings.from_env({"LEDGER_DATABASE_URL": url, "LEDGER_DATA_DIR": str(data_dir)})

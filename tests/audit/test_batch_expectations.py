@@ -1,0 +1,208 @@
+"""The Great Expectations batch suite (`ledger_batch_integrity`) on a real PostgreSQL: its rules
+read their scope from the marks, pass on what the engine committed, and name what is wrong
+across the scope's edge (a key's first change in scope against its change before the scope, a
+request id of the scope against an event before it).
+
+The ledger is `audited_ledger_url` (tests/audit/conftest.py): batch 0 audited, batch 1 in
+scope. Each test works on a copy.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from ledger_engine.audit.batch_expectations import run_batch_expectations
+from ledger_engine.audit.expectations import DEFAULT_PROJECT_ROOT, SUITE
+from ledger_engine.audit.findings import CheckResult
+from ledger_engine.store.database import connect
+from tests.audit.test_expectations import _committed_files
+
+FOLD = "accounts keys written in scope hold their last change"
+CHAIN_ACCOUNTS = "accounts change log in scope continues its chain"
+MONEY_ACCOUNTS = "accounts changes in scope equal the applied deposits in scope"
+ACCOUNTED = "every event in scope is accounted for exactly once"
+UNIQUE = "request ids in scope are unique among executed events"
+COUNTS = "batch counts in scope equal the rows they describe"
+ALL_CHECKS = [
+    FOLD,
+    "asset_ledger keys written in scope hold their last change",
+    CHAIN_ACCOUNTS,
+    "asset_ledger change log in scope continues its chain",
+    MONEY_ACCOUNTS,
+    "asset_ledger changes in scope equal the applied deposits in scope",
+    "applied transfers in scope move nothing in accounts",
+    "applied transfers in scope move nothing in asset_ledger",
+    "no account balance written in scope below 0",
+    "no asset amount written in scope below 0",
+    ACCOUNTED,
+    UNIQUE,
+    "batch rows in scope are contiguous",
+    COUNTS,
+    "batch rows in scope chain by hash",
+]
+
+
+@pytest.fixture(scope="module")
+def project_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("expectations")
+
+
+@pytest.fixture
+def ledger_url(audited_ledger_url: str, make_database_url: Callable[..., str]) -> str:
+    return make_database_url(template=audited_ledger_url)
+
+
+def audit(url: str, project_root: Path) -> dict[str, CheckResult]:
+    results = run_batch_expectations(url, project_root)
+    assert [r.name for r in results] == ALL_CHECKS
+    assert all(r.suite == SUITE for r in results)
+    return {r.name: r for r in results}
+
+
+def failed(results: dict[str, CheckResult]) -> set[str]:
+    return {name for name, result in results.items() if not result.passed}
+
+
+def tamper(url: str, *statements: str) -> None:
+    engine = connect(url)
+    try:
+        with engine.begin() as conn:
+            for statement in statements:
+                conn.execute(text(statement))
+    finally:
+        engine.dispose()
+
+
+def test_every_rule_passes_on_what_the_engine_committed(ledger_url: str, project_root: Path):
+    assert failed(audit(ledger_url, project_root)) == set()
+
+
+def test_the_scope_is_the_batches_after_the_last_mark(ledger_url: str, project_root: Path):
+    engine = connect(ledger_url)
+    try:
+        with engine.connect() as conn:
+            scope = tuple(conn.execute(text("SELECT * FROM ledger_audit_scope")).one())
+    finally:
+        engine.dispose()
+    # bob's change in batch 0 is out of scope; dave's in batch 1 is in it.
+    tamper(
+        ledger_url,
+        "UPDATE accounts SET value = value + 1 WHERE key IN ('bob', 'dave')",
+    )
+
+    results = audit(ledger_url, project_root)
+
+    assert scope == (1, 1)
+    assert failed(results) == {FOLD}
+    (finding,) = results[FOLD].findings
+    assert finding.startswith("key='dave', state_value=6, change_log_value=5")
+
+
+def test_a_keys_first_change_in_scope_must_continue_from_its_change_before_the_scope(
+    ledger_url: str, project_root: Path
+):
+    # alice's last change of batch 0 (before the scope) is made to end at 71 instead of 70;
+    # her first change of batch 1 (t3 pays her 20) starts from 70.
+    tamper(
+        ledger_url,
+        "UPDATE ledger_change_log SET after = '71' WHERE (batch_id, position, seq) = ("
+        " SELECT batch_id, position, seq FROM ledger_change_log"
+        " WHERE table_name = 'accounts' AND key = 'alice' AND batch_id = 0"
+        " ORDER BY position DESC, seq DESC LIMIT 1)",
+    )
+
+    results = audit(ledger_url, project_root)
+
+    assert failed(results) == {CHAIN_ACCOUNTS}
+    assert results[CHAIN_ACCOUNTS].findings == (
+        "key='alice', batch_id=1, position=2, seq=1, before=70, previous_after=71,"
+        " problem='before differs from the after of the change before'",
+    )
+
+
+def test_a_key_first_written_in_scope_must_start_from_nothing(ledger_url: str, project_root: Path):
+    tamper(
+        ledger_url,
+        "UPDATE ledger_change_log SET before = '3' WHERE table_name = 'accounts' AND key = 'dave'",
+    )
+
+    results = audit(ledger_url, project_root)
+
+    assert failed(results) == {CHAIN_ACCOUNTS, MONEY_ACCOUNTS}
+    assert results[CHAIN_ACCOUNTS].findings == (
+        "key='dave', batch_id=1, position=4, seq=0, before=3, previous_after=None,"
+        " problem='first change does not start from nothing'",
+    )
+    assert results[MONEY_ACCOUNTS].findings == (
+        "batch_id=1, net_change_accounts=2, applied_deposits_amount=5, difference=-3",
+    )
+
+
+def test_a_request_id_of_the_scope_executed_before_it_too_fails_uniqueness(
+    ledger_url: str, project_root: Path
+):
+    # Someone with enough rights to drop the schema's guard goes around it.
+    tamper(ledger_url, "DROP INDEX ledger_events_executed_request_id")
+    tamper(
+        ledger_url,
+        "INSERT INTO ledger_events"
+        " (batch_id, position, source_file, line_number, stream, request_id, payload, outcome)"
+        " SELECT 1, MAX(position) + 1, 'forged.jsonl', 1, 'balance_lookups', 'd2',"
+        " '{\"account_id\": \"bob\"}', 'applied' FROM ledger_events WHERE batch_id = 1",
+    )
+
+    results = audit(ledger_url, project_root)
+
+    assert failed(results) == {UNIQUE, ACCOUNTED, COUNTS}
+    assert results[UNIQUE].findings == (
+        "request_id='d2', executed_events=2,"
+        " events='applied in batch 0 at position 1; applied in batch 1 at position 5'",
+    )
+    assert results[ACCOUNTED].findings == (
+        "batch_id=1, position=5, outcome='applied', request_id='d2',"
+        " problem='its executed request id points to batch 0, position 1'",
+    )
+
+
+def test_events_of_the_scope_missing_their_rows_are_named_by_batch_and_position(
+    ledger_url: str, project_root: Path
+):
+    tamper(
+        ledger_url,
+        "DELETE FROM ledger_duplicates WHERE (batch_id, position) = (1, 0)",
+        "DELETE FROM ledger_results WHERE request_id = '7'",
+        "UPDATE ledger_events SET outcome = 'rejected' WHERE request_id = '7'",
+    )
+
+    results = audit(ledger_url, project_root)
+
+    assert ACCOUNTED in failed(results)
+    assert results[ACCOUNTED].findings == (
+        "batch_id=1, position=0, outcome='duplicate', request_id='t1',"
+        " problem='duplicate event without its duplicate row'",
+        "batch_id=1, position=4, outcome='rejected', request_id='7',"
+        " problem='change-log entries of an event that was rejected;"
+        " executed request id says applied, the event was rejected;"
+        " rejected event without its rejection'",
+    )
+
+
+def test_the_committed_context_is_current_for_the_batch_suite(database_url: str, tmp_path: Path):
+    """`expectations/gx` in the repository is what `run_batch_expectations` would write (run
+    `ledger audit` once and commit `expectations/gx` if this fails)."""
+    copy = tmp_path / "expectations"
+    shutil.copytree(
+        DEFAULT_PROJECT_ROOT / "gx", copy / "gx", ignore=shutil.ignore_patterns("uncommitted")
+    )
+    before = _committed_files(copy)
+
+    results = run_batch_expectations(database_url, copy)
+
+    assert results and all(r.passed for r in results)
+    assert _committed_files(copy) == before
+    assert (copy / "gx" / "expectations" / "ledger_batch_integrity.json").is_file()
