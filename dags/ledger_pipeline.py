@@ -12,14 +12,21 @@ environment variables read by `ledger_engine.config.Settings.from_env()` inside 
 
 - `run_micro_batches` processes every event file that has landed in the inbox (Spark
   Structured Streaming, availableNow) and commits each micro-batch exactly once.
-- `great_expectations_checkpoint` runs the Great Expectations suite over the system of record
-  and fails, listing the failed checks, if any check fails.
-- `merkle_snapshot_check` runs `ledger verify`: the batch hash chain, every table's Merkle
-  tree recomputed inside PostgreSQL (down to the keys that differ) and the batch counts; it
-  fails on any finding.
-- `write_audit_report` writes the HTML audit report under `LEDGER_REPORTS` from the checks
-  the two audit tasks published (XCom key `audit_checks`, every finding and link), auditing again
-  only for a task that died before it published.
+- `great_expectations_checkpoint` and `merkle_snapshot_check` run the *batch audit*: the
+  batches committed since the last passing audit (`ledger_engine.audit.runner`), at a cost of
+  those batches, not of the ledger. The first runs the batch suite of Great Expectations
+  (`ledger_batch_integrity`: each rule of the whole-ledger suite over the batches in scope);
+  the second the hash chain over the scope, the Merkle digests (they hash to the newest
+  recorded roots, and less the scope's change log to the roots before the scope) and the
+  scope's batch counts. Each publishes its checks and scope (XCom keys `audit_checks`,
+  `audit_scope`) and fails, listing the failed checks, if any check fails.
+- `write_audit_report` writes the HTML audit report under `LEDGER_REPORTS` from what the two
+  audit tasks published (auditing again only for a task that died before it published), and
+  records the batch audit's mark (`ledger_audit_marks`) when every check passed, so that the
+  next run's audit starts after these batches.
+
+The whole-ledger checks (every Merkle tree recomputed, the whole-ledger suite, the replay) are
+the daily full audit's, `dags/ledger_replay.py`.
 
 The audit tasks and the report run once everything before them is done, whatever its outcome
 (trigger rule `all_done`): they check what *is* committed, so that every failure shows as a
@@ -57,53 +64,6 @@ def _schedule() -> str | None:
     if not value:
         return DEFAULT_SCHEDULE
     return None if value.lower() == "none" else value
-
-
-def _check_dicts(checks: list[Any]) -> list[dict[str, Any]]:
-    """Audit checks as small JSON-able dicts (for XCom and the task log)."""
-    return [
-        {
-            "suite": c.suite,
-            "name": c.name,
-            "passed": c.passed,
-            "findings": list(c.findings[:3]),
-        }
-        for c in checks
-    ]
-
-
-# The XCom key under which each audit task publishes all its checks (with every finding and
-# link), before it fails or succeeds: the report task shows them instead of auditing again.
-# Not "checks": a task returning a dict also pushes each of its keys (`multiple_outputs` is
-# inferred from the return annotation), and the summary's "checks" would overwrite it.
-CHECKS_KEY = "audit_checks"
-
-
-def _publish(checks: list[Any]) -> None:
-    """Publish every check of this audit task for the report task."""
-    from airflow.sdk import get_current_context
-
-    published = [
-        {
-            "suite": c.suite,
-            "name": c.name,
-            "passed": c.passed,
-            "findings": list(c.findings),
-            "link": c.link,
-        }
-        for c in checks
-    ]
-    get_current_context()["ti"].xcom_push(key=CHECKS_KEY, value=published)
-
-
-def _audit_summary(checks: list[Any]) -> dict[str, Any]:
-    links = sorted({c.link for c in checks if c.link})
-    return {
-        "checks": len(checks),
-        "passed": sum(1 for c in checks if c.passed),
-        "failed": [c["name"] for c in _check_dicts(checks) if not c["passed"]],
-        "links": links,
-    }
 
 
 @dag(
@@ -150,27 +110,20 @@ def ledger_pipeline() -> None:
 
     @task(trigger_rule=TriggerRule.ALL_DONE, execution_timeout=timedelta(minutes=30))
     def great_expectations_checkpoint() -> dict[str, Any]:
-        """Run the Great Expectations checkpoint over the system of record."""
-        from ledger_engine.audit.runner import expectation_checks, raise_on_failure
-        from ledger_engine.config import Settings
+        """The batch suite (`ledger_batch_integrity`) over the batches in scope."""
+        from ledger_engine.audit.dag_tasks import audit_part_task
+        from ledger_engine.audit.findings import BATCHES
 
-        checks = expectation_checks(Settings.from_env())
-        log.info("great expectations: %s", _check_dicts(checks))
-        _publish(checks)
-        raise_on_failure(checks)
-        return _audit_summary(checks)
+        return audit_part_task("great_expectations", BATCHES, log)
 
     @task(trigger_rule=TriggerRule.ALL_DONE, execution_timeout=timedelta(minutes=30))
     def merkle_snapshot_check() -> dict[str, Any]:
-        """`ledger verify`: hash chain, Merkle trees recomputed in PostgreSQL, batch counts."""
-        from ledger_engine.audit.runner import raise_on_failure, snapshot_checks
-        from ledger_engine.config import Settings
+        """The hash chain over the scope, the Merkle digests against the change log of the
+        scope, the scope's batch counts."""
+        from ledger_engine.audit.dag_tasks import audit_part_task
+        from ledger_engine.audit.findings import BATCHES
 
-        checks = snapshot_checks(Settings.from_env())
-        log.info("merkle: %s", _check_dicts(checks))
-        _publish(checks)
-        raise_on_failure(checks)
-        return _audit_summary(checks)
+        return audit_part_task("merkle", BATCHES, log)
 
     @task(trigger_rule=TriggerRule.ALL_DONE, execution_timeout=timedelta(minutes=30))
     def write_audit_report(
@@ -178,75 +131,25 @@ def ledger_pipeline() -> None:
         expectations: dict[str, Any] | None,
         snapshots: dict[str, Any] | None,
     ) -> dict[str, Any]:
-        """Write the HTML audit report; fail if any check failed or any task before failed.
+        """Write the HTML audit report and the batch audit's mark if every check passed; fail
+        if any check failed or any task before failed.
 
         Each argument is the return value of a task before this one, `None` when that task
         did not succeed.
         """
-        from airflow.sdk import get_current_context
-
-        from ledger_engine.audit.findings import AuditReport, CheckResult
-        from ledger_engine.audit.report import write_report
-        from ledger_engine.audit.runner import expectation_checks, snapshot_checks
-        from ledger_engine.config import Settings
-        from ledger_engine.store.database import open_store
+        from ledger_engine.audit.dag_tasks import report_task
+        from ledger_engine.audit.findings import BATCHES
 
         upstream = {
             "run_micro_batches": batches,
             "great_expectations_checkpoint": expectations,
             "merkle_snapshot_check": snapshots,
         }
-        not_succeeded = [task_id for task_id, output in upstream.items() if output is None]
-        settings = Settings.from_env()
-        engine = open_store(settings)
-        # (suite, the task that ran the audit, the audit itself if it must run again here)
-        audits = [
-            ("merkle", "merkle_snapshot_check", snapshot_checks),
-            ("great_expectations", "great_expectations_checkpoint", expectation_checks),
+        parts = [
+            ("merkle", "merkle_snapshot_check"),
+            ("great_expectations", "great_expectations_checkpoint"),
         ]
-        ti = get_current_context()["ti"]
-        report = AuditReport()
-        if batches is None:  # say so on the page too: what is audited may miss landed events
-            finding = "the task failed: see its log in Airflow; what did commit is audited below"
-            report.checks.append(
-                CheckResult("pipeline", "run_micro_batches committed the inbox", False, (finding,))
-            )
-        try:
-            for suite, task_id, audit in audits:
-                published = ti.xcom_pull(task_ids=task_id, key=CHECKS_KEY)
-                if published is not None:
-                    log.info("%s: %d checks as %s published them", suite, len(published), task_id)
-                    report.checks.extend(
-                        CheckResult(c["suite"], c["name"], c["passed"], tuple(c["findings"]),
-                                    c["link"])
-                        for c in published
-                    )  # fmt: skip
-                    continue
-                # The task died before it published (killed, timed out): audit here instead.
-                log.info("%s: %s published no checks; auditing again", suite, task_id)
-                try:
-                    report.checks.extend(audit(settings, engine))
-                except Exception as exc:  # the report still shows the audits that could run
-                    log.exception("the %s audit could not run", suite)
-                    finding = f"{type(exc).__name__}: {exc}"
-                    report.checks.append(CheckResult(suite, "the audit runs", False, (finding,)))
-            page = write_report(engine, report, settings.reports)
-        finally:
-            engine.dispose()
-        log.info("audit report: %s (index: %s)", page, page.parent / "index.html")
-
-        failures = report.failures()
-        if failures or not_succeeded:
-            lines = [f"audit report: {page}"]
-            lines += [f"task did not succeed: {task_id}" for task_id in not_succeeded]
-            lines += [f"check failed: {c.suite}: {c.name}" for c in failures]
-            raise RuntimeError("the ledger run is not clean:\n" + "\n".join(lines))
-        return {
-            "report": str(page),
-            "index": str(page.parent / "index.html"),
-            "checks": len(report.checks),
-            "passed": report.passed,
-        }
+        return report_task(BATCHES, parts, upstream, log, pipeline_task="run_micro_batches")
 
     batches = run_micro_batches()
     expectations = great_expectations_checkpoint()

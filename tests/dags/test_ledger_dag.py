@@ -1,6 +1,7 @@
 """The `ledger_pipeline` DAG: it parses cleanly, and whole runs with `dag.test()` commit events to
-a real PostgreSQL, audit them, and fail visibly when a balance is changed behind the engine's
-back.
+a real PostgreSQL, run the batch audit over the batches they committed (leaving its mark when
+every check passed), and fail visibly when a run's batches carry on from a balance changed
+behind the engine's back.
 
 Each Airflow call runs in a subprocess (`dag_runner.py`) with an isolated AIRFLOW_HOME and the
 `LEDGER_*` settings of the test: see conftest.py.
@@ -17,6 +18,7 @@ import pytest
 from sqlalchemy import Engine, create_engine, text
 
 from ledger_engine.apps.bank_events import generate_events, write_event_files
+from ledger_engine.model import Event
 from tests.dags.conftest import Runner
 
 DAG_ID = "ledger_pipeline"
@@ -178,15 +180,29 @@ def test_a_run_commits_every_event_and_passes_every_audit(
 
     report = first_run["xcom"]["write_audit_report"]
     assert report["passed"] is True
+    # The batch audit: every batch the run committed, none before (there were none).
+    scope = report["scope"]
+    assert (scope["kind"], scope["first_batch"], scope["last_batch"]) == (
+        "batches",
+        0,
+        expected_batches - 1,
+    )
+    assert ledger.scalar("SELECT count(*) FROM ledger_audit_marks") == 1
+    assert ledger.scalar("SELECT audited_through FROM ledger_audit_marks") == expected_batches - 1
     page = Path(report["report"])
     assert page.parent == ledger.data_dir / "reports"
     assert "All audits passed." in page.read_text(encoding="utf-8")
     assert (page.parent / "index.html").is_file()
 
 
-def test_a_balance_changed_behind_the_engines_back_fails_the_run(
+def test_a_run_carrying_on_from_a_balance_changed_behind_the_engines_back_fails(
     ledger: Ledger, first_run: dict[str, Any]
 ) -> None:
+    """The run's batch audit covers the batch it commits: a deposit into an account whose
+    balance was changed behind the engine's back (after the last audit) starts from the
+    changed balance, which breaks that account's change-log chain in the new batch. (A changed
+    balance that no later batch writes is the daily full audit's to find:
+    tests/dags/test_replay_dag.py, tests/audit/test_batch_audit.py.)"""
     assert first_run["state"] == "success", ledger.log_tail("first-run")
     reports_before = ledger.reports()
     with ledger.engine.begin() as conn:
@@ -196,33 +212,45 @@ def test_a_balance_changed_behind_the_engines_back_fails_the_run(
                 " RETURNING key, value - 1"
             )
         ).all()
+    late_deposit = {"account_id": changed_key, "asset_id": "asset-late", "amount": 7}
+    write_event_files(
+        [Event("deposits", "late-deposit", late_deposit | {"asset_amount": 1})],
+        ledger.data_dir / "inbox",
+        prefix="late",
+    )
 
     second = ledger.run_dag("tampered-run")
 
     states = second["task_states"]
     assert second["state"] == "failed", ledger.log_tail("tampered-run")
-    assert states["run_micro_batches"] == "success", "no new files: nothing to commit"
-    assert second["xcom"]["run_micro_batches"]["batches"] == 0
-    for task_id in AUDIT_TASKS:
-        assert states[task_id] == "failed", task_id
+    assert states["run_micro_batches"] == "success"
+    assert second["xcom"]["run_micro_batches"]["batches"] == 1
+    assert states["great_expectations_checkpoint"] == "failed"
+    # The chain and the Merkle digests agree with the change log: the engine recorded what it
+    # did, from what it read.
+    assert states["merkle_snapshot_check"] == "success"
     assert states["write_audit_report"] == "failed", "the leaf fails, so the run fails"
     assert "write_audit_report" not in second["xcom"]
+    new_batch = second["xcom"]["merkle_snapshot_check"]["scope"]["last_batch"]
+    assert second["xcom"]["merkle_snapshot_check"]["scope"]["first_batch"] == new_batch
 
     log = (ledger.workdir / "tampered-run.log").read_text(encoding="utf-8", errors="replace")
-    assert "audit check(s) failed" in log, "the audit tasks list their failed checks"
-    assert "check failed: merkle: merkle root of accounts" in log
-    assert "check failed: great_expectations: " in log
+    assert "audit check(s) failed" in log, "the audit task lists its failed checks"
+    chain = "accounts change log in scope continues its chain"
+    assert f"check failed: great_expectations: {chain}" in log
     # The report shows what the audit tasks found; it does not audit again.
     assert "merkle: 4 checks as merkle_snapshot_check published them" in log
     assert "checks as great_expectations_checkpoint published them" in log
     assert "auditing again" not in log
+    assert ledger.scalar("SELECT count(*) FROM ledger_audit_marks") == 1, "no mark this time"
 
     new_reports = [p for p in ledger.reports() if p not in reports_before]
     assert len(new_reports) == 1, "the report is written even though the audits failed"
     page = new_reports[0].read_text(encoding="utf-8")
     assert "audit check(s) failed." in page
-    assert "merkle root of accounts" in page
-    assert f"key &quot;{changed_key}&quot;: recorded {was}, found {was + 1}" in page
+    assert f"Batch audit: batches {new_batch} to {new_batch}" in page
+    assert f"key=&#x27;{changed_key}&#x27;, batch_id={new_batch}, position=0" in page
+    assert f"before={was + 1}, previous_after={was}" in page
 
 
 def test_a_failed_micro_batch_run_is_still_audited_and_reported_and_fails_the_run(

@@ -1,6 +1,7 @@
-"""The `ledger_replay` DAG: it parses without importing the platform, runs daily unless told
-otherwise, and a whole run with `dag.test()` on a ledger changed behind the engine's back fails,
-naming the difference in its log and on the audit report page it writes.
+"""The `ledger_replay` DAG, the daily full audit: it parses without importing the platform, runs
+daily unless told otherwise, passes on what the engine committed (leaving a full audit mark),
+and a whole run with `dag.test()` on a ledger changed behind the engine's back fails, each of
+its audits naming the difference in its log and on the one audit report page it writes.
 
 Each Airflow call runs in a subprocess (`dag_runner.py`) with an isolated AIRFLOW_HOME and the
 `LEDGER_*` settings of the test: see conftest.py.
@@ -29,15 +30,28 @@ def test_the_replay_dag_parses_without_importing_the_platform(parsed: dict) -> N
     assert parsed["modules_loaded_by_parsing"] == []
 
 
-def test_it_runs_daily_one_run_at_a_time_with_one_task(parsed: dict) -> None:
+TASKS = [
+    "merkle_snapshot_check",
+    "great_expectations_checkpoint",
+    "replay_event_log",
+    "write_audit_report",
+]
+
+
+def test_it_runs_daily_one_run_at_a_time_with_the_full_audit(parsed: dict) -> None:
     dag = parsed["dags"][DAG_ID]
     assert dag["schedule"] == "@daily"
     assert dag["catchup"] is False
     assert dag["max_active_runs"] == 1
     assert {"ledger", "audit", "replay"} <= set(dag["tags"])
     assert dag["params"] == [], "the DAG needs no params or run conf"
-    assert dag["task_ids"] == ["replay_event_log"]
-    assert dag["tasks"]["replay_event_log"]["retries"] == 0
+    assert dag["task_ids"] == TASKS, "topological order"
+    tasks = dag["tasks"]
+    assert all(tasks[t]["retries"] == 0 for t in TASKS)
+    assert [t for t in TASKS if not tasks[t]["downstream"]] == ["write_audit_report"]
+    assert set(tasks["write_audit_report"]["upstream"]) == set(TASKS[:-1])
+    for task_id in TASKS[1:]:
+        assert tasks[task_id]["trigger_rule"] == "all_done", task_id
 
 
 @pytest.mark.parametrize(("setting", "schedule"), [("none", None), ("0 3 * * *", "0 3 * * *")])
@@ -54,12 +68,9 @@ def test_the_schedule_can_be_changed_or_turned_off(
     assert found["dags"][DAG_ID]["schedule"] == schedule
 
 
-def test_a_run_on_a_tampered_ledger_fails_naming_the_difference(
-    airflow_env: dict[str, str],
-    make_database_url: Callable[..., str],
-    commit_files,
-    tmp_path: Path,
-) -> None:
+@pytest.fixture
+def committed_url(make_database_url: Callable[..., str], commit_files) -> str:
+    """A ledger of one committed batch: alice 100 and bob 80 in accounts."""
     url = make_database_url()
     engine = connect(url)
     try:
@@ -67,25 +78,71 @@ def test_a_run_on_a_tampered_ledger_fails_naming_the_difference(
             deposit("d1", "alice", "gold", 100, 10), deposit("d2", "bob", "gold", 80, 8)
         )
         commit_files(engine, 0, [("0001.jsonl", deposits)])
-        with engine.begin() as conn:
-            conn.execute(text("UPDATE accounts SET value = 81 WHERE key = 'bob'"))
     finally:
         engine.dispose()
+    return url
+
+
+def run_dag(airflow_env: dict[str, str], url: str, tmp_path: Path) -> tuple[dict, str, Path]:
+    """One whole run with `dag.test()`: (its states and return values, its log, the folder
+    of its audit reports)."""
     data_dir = tmp_path / "ledger"
     env = airflow_env | {"LEDGER_DATABASE_URL": url, "LEDGER_DATA_DIR": str(data_dir)}
     out, log_path = tmp_path / "run.json", tmp_path / "run.log"
-
     run_logged(
         [sys.executable, str(RUNNER), "test", str(DAGS_FOLDER), str(out), DAG_ID], env, log_path,
         cwd=tmp_path,
     )  # fmt: skip
-
     run = json.loads(out.read_text(encoding="utf-8"))
-    log = log_path.read_text(encoding="utf-8", errors="replace")
+    return run, log_path.read_text(encoding="utf-8", errors="replace"), data_dir / "reports"
+
+
+def full_marks(url: str) -> list[tuple]:
+    engine = connect(url)
+    try:
+        with engine.connect() as conn:
+            query = "SELECT kind, first_batch, audited_through FROM ledger_audit_marks"
+            return [tuple(row) for row in conn.execute(text(query))]
+    finally:
+        engine.dispose()
+
+
+def test_a_run_on_what_the_engine_committed_passes_and_leaves_a_full_audit_mark(
+    airflow_env: dict[str, str], committed_url: str, tmp_path: Path
+) -> None:
+    run, log, reports = run_dag(airflow_env, committed_url, tmp_path)
+
+    assert run["task_states"] == dict.fromkeys(TASKS, "success"), log[-3000:]
+    assert run["xcom"]["write_audit_report"]["scope"]["kind"] == "full"
+    assert full_marks(committed_url) == [("full", 0, 0)]
+    [page] = reports.glob("audit-*.html")
+    text_of_page = page.read_text(encoding="utf-8")
+    assert "All audits passed." in text_of_page and "Full audit: every batch, 0 to 0." in (
+        text_of_page
+    )
+
+
+def test_a_run_on_a_tampered_ledger_fails_naming_the_difference(
+    airflow_env: dict[str, str], committed_url: str, tmp_path: Path
+) -> None:
+    engine = connect(committed_url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(text("UPDATE accounts SET value = 81 WHERE key = 'bob'"))
+    finally:
+        engine.dispose()
+
+    run, log, reports = run_dag(airflow_env, committed_url, tmp_path)
+
     finding = "accounts 'bob': stored 81, the serial runner gives 80"
-    assert run["task_states"] == {"replay_event_log": "failed"}, log[-3000:]
+    assert run["task_states"] == dict.fromkeys(TASKS, "failed"), log[-3000:]
     assert run["state"] == "failed"
     assert "check failed: replay: table accounts" in log
     assert finding in log
-    [page] = (data_dir / "reports").glob("audit-*.html")
-    assert finding.replace("'", "&#x27;") in page.read_text(encoding="utf-8")
+    assert "check failed: merkle: merkle root of accounts" in log
+    assert "check failed: great_expectations: accounts equals the fold of its change log" in log
+    [page] = reports.glob("audit-*.html")
+    shown = page.read_text(encoding="utf-8")
+    assert finding.replace("'", "&#x27;") in shown
+    assert "key &quot;bob&quot;: recorded 80, found 81" in shown
+    assert full_marks(committed_url) == [], "a failing audit leaves no mark"
