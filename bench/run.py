@@ -260,7 +260,15 @@ def markdown(results: list[dict[str, Any]], comparisons: list[dict[str, Any]], m
             costs = ", ".join(f"{k} {v:.1f}" for k, v in per_event.items())
             lines.append(f"- driver, microseconds per event: {costs}")
         if "audit_seconds" in r:
-            lines.append(f"- audits after the run: {r['audit_seconds']:.1f} s")
+            lines.append(f"- batch audits after every batch: {r['audit_seconds']:.1f} s in all")
+        batches = r.get("batches") or []
+        if batches:
+            first, last = batches[0], batches[-1]
+            lines.append(
+                f"- first batch: commit {first['commit_seconds']:.1f} s, audit"
+                f" {first['audit_seconds']:.1f} s; last batch ({len(batches)}): commit"
+                f" {last['commit_seconds']:.1f} s, audit {last['audit_seconds']:.1f} s"
+            )
         for stage, report in r.get("tasks", {}).items():
             phases = ", ".join(f"{k} {v:.1f}" for k, v in report["cpu"].items())
             lines.append(
