@@ -9,7 +9,9 @@ sometimes with another one.
 
 `write_event_files` lands the events as JSON-lines files in an inbox folder, one envelope
 `{"stream", "request_id", "payload"}` per line (see `event_to_line`). Each file appears
-atomically, so a streaming reader never sees half of one.
+atomically, so a streaming reader never sees half of one, and lands a millisecond or more after
+the one before it: Spark's file source takes files in the order of their modification times, in
+milliseconds, and orders files of the same millisecond as the directory lists them.
 
 Ids look like ``acct-000042`` / ``asset-000042`` (account *i* owns asset entry *i*) and request
 ids like ``req-<seed>-<n>``. The same arguments always give the same events.
@@ -263,7 +265,9 @@ def write_event_files(
 
     Files hold `events_per_file` events each (the last may hold fewer), in event order. Each
     file is written under a hidden temporary name and renamed into place, so a reader listing
-    ``*.jsonl`` only ever sees complete files. Returns the paths in order.
+    ``*.jsonl`` only ever sees complete files, and its modification time, in milliseconds, is
+    later than the file's before it, so a streaming reader takes them in this order. Returns
+    the paths in order.
     """
     if events_per_file < 1:
         raise ValueError(f"events_per_file must be >= 1, got {events_per_file}")
@@ -272,9 +276,13 @@ def write_event_files(
     paths: list[Path] = []
     chunk: list[str] = []
 
+    landed_ms = -1
+
     def flush() -> None:
+        nonlocal landed_ms
         path = inbox / f"{prefix}-{len(paths):06d}.jsonl"
         _write_atomically(path, "".join(chunk))
+        landed_ms = _land_after(path, landed_ms)
         paths.append(path)
         chunk.clear()
 
@@ -285,6 +293,16 @@ def write_event_files(
     if chunk:
         flush()
     return paths
+
+
+def _land_after(path: Path, previous_ms: int) -> int:
+    """Move `path`'s modification time past `previous_ms` if it is not already; return it, in
+    milliseconds (the resolution Spark's file source reads and orders by)."""
+    landed_ms = os.stat(path).st_mtime_ns // 1_000_000
+    if landed_ms <= previous_ms:
+        landed_ms = previous_ms + 1
+        os.utime(path, ns=(landed_ms * 1_000_000, landed_ms * 1_000_000))
+    return landed_ms
 
 
 def _write_atomically(path: Path, text: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections import Counter
@@ -524,3 +525,12 @@ def test_fee_transfers_conserve_money():
     assert result.applied_count > 30
     assert sum(result.state["accounts"].values()) == 2_500
     assert result.state["accounts"]["acct-fees"] > 0
+
+
+def test_event_files_land_in_order_of_their_modification_milliseconds(tmp_path: Path):
+    """Spark's file source orders files by modification time in milliseconds (and files of one
+    millisecond as the directory lists them): files written within a millisecond of each
+    other must still land one after another."""
+    paths = write_event_files(generate_events(60, accounts=3, seed=0), tmp_path, events_per_file=1)
+    landed_ms = [os.stat(p).st_mtime_ns // 1_000_000 for p in paths]
+    assert all(a < b for a, b in itertools.pairwise(landed_ms)), landed_ms
