@@ -29,6 +29,9 @@ def start_embedded(pgdata: Path, *, keep_running: bool) -> str:
     return to_sqlalchemy_url(server.get_uri())
 
 
+STOP_WAIT_SECONDS = 600
+
+
 def stop_embedded(pgdata: Path) -> bool:
     """Stop the embedded server in `pgdata` if one runs there; True if one was running.
 
@@ -39,7 +42,9 @@ def stop_embedded(pgdata: Path) -> bool:
         return False
     # pgserver runs PostgreSQL as the user `pgserver` when started by root; stop it as that user.
     user = "pgserver" if os.geteuid() == 0 else None
-    pgserver.pg_ctl(["-w", "stop"], pgdata=pgdata, user=user)
+    # Its shutdown checkpoint writes every dirty buffer: after a large run on a busy machine
+    # that can outlast pg_ctl's default wait of 60 s, and a stop that gave up is no stop.
+    pgserver.pg_ctl(["-w", "-t", str(STOP_WAIT_SECONDS), "stop"], pgdata=pgdata, user=user)
     return True
 
 

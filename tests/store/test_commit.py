@@ -154,21 +154,41 @@ def test_batches_must_be_contiguous(engine: Engine, commit) -> None:
     assert table(engine, "SELECT count(*) FROM ledger_events") == [(0,)]
 
 
-def test_a_row_changed_behind_the_engine_refuses_the_commit(engine: Engine, commit, spark) -> None:
+# A rogue writer's statement between a batch's read and its commit, and the account the
+# refusal must name: a row the batch updates changed or vanished, a row it creates appeared.
+ROGUE_WRITES = {
+    "changed": ("UPDATE accounts SET value = 1000 WHERE key = 'alice'", "alice"),
+    "deleted": ("DELETE FROM accounts WHERE key = 'alice'", "alice"),
+    "appeared": ("INSERT INTO accounts (key, value) VALUES ('carol', 5)", "carol"),
+}
+
+
+@pytest.mark.parametrize("rogue", sorted(ROGUE_WRITES))
+def test_a_row_changed_behind_the_engine_refuses_the_commit(
+    engine: Engine, commit, spark, rogue: str
+) -> None:
+    statement, culprit = ROGUE_WRITES[rogue]
     commit(engine, 0, files(deposit("d1", "alice", 100)))
-    batch = files(transfer("t1", "alice", "bob", 30), name="events-000002.jsonl")
+    batch = files(
+        transfer("t1", "alice", "bob", 30),
+        deposit("d2", "carol", 7),
+        name="events-000002.jsonl",
+    )
     with run_lease(engine, "pytest") as lease:
         processor = BatchProcessor(spark, LEDGER, engine, lease)
         staged, run = processor.stage(1, files_frame(spark, batch))
         assert staged is not None and run is not None
-        # Change the row between the batch's read and its commit, as a rogue writer would.
+        before = table(engine, "SELECT key, value FROM accounts ORDER BY key")
         with engine.begin() as conn:
-            conn.execute(text("UPDATE accounts SET value = 1000 WHERE key = 'alice'"))
-        with pytest.raises(CommitRefused, match="changed behind the engine"):
+            conn.execute(text(statement))
+        after_rogue = table(engine, "SELECT key, value FROM accounts ORDER BY key")
+        with pytest.raises(CommitRefused, match=f"accounts\\['{culprit}'\\].*changed behind"):
             commit_staged(engine, LEDGER, staged)
         run.release()
+    assert before == [("alice", 100)]
+    # Nothing of the refused batch is applied: only the rogue's write shows.
     assert table(engine, "SELECT count(*) FROM ledger_batches") == [(1,)]
-    assert table(engine, "SELECT value FROM accounts WHERE key = 'alice'") == [(1000,)]
+    assert table(engine, "SELECT key, value FROM accounts ORDER BY key") == after_rogue
 
 
 def test_hostile_values_are_stored_as_data(engine: Engine, commit) -> None:
