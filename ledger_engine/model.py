@@ -138,3 +138,8 @@ _PLAIN_ENCODER = msgspec.json.Encoder(order="sorted")
 def plain_canonical_hash(value: Any) -> str:
     """`canonical_hash(value)` of a value that `values.plain_json` accepts."""
     return hashlib.sha256(_PLAIN_ENCODER.encode(value)).hexdigest()
+
+
+def plain_canonical_bytes(value: Any) -> bytes:
+    """`canonical_json(value).encode()` of a value that `values.plain_json` accepts."""
+    return _PLAIN_ENCODER.encode(value)

@@ -16,7 +16,14 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from ledger_engine.model import INT64_MAX, INT64_MIN, OVERFLOW, TYPE_ERROR
+from ledger_engine.model import (
+    INT64_MAX,
+    INT64_MIN,
+    OVERFLOW,
+    TYPE_ERROR,
+    canonical_json,
+    plain_canonical_bytes,
+)
 
 # Arrays and objects may nest this many levels deep (a payload object is one level). Far below
 # Python's recursion limit, so that the limit, not the stack depth of whoever runs the check,
@@ -100,6 +107,12 @@ def plain_json(value: Any, levels: int = MAX_NESTING) -> bool:
                 return False
         return True
     return False
+
+
+def canonical_utf8(value: Any) -> bytes:
+    """`model.canonical_json(value).encode()`, by the fast encoder where it writes the same
+    bytes (`plain_json`: every bank payload, key and value)."""
+    return plain_canonical_bytes(value) if plain_json(value) else canonical_json(value).encode()
 
 
 def _plain_item(item: Any, levels: int) -> bool:

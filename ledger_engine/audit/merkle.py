@@ -18,7 +18,7 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ledger_engine.model import canonical_json
+from ledger_engine.values import canonical_utf8
 
 BUCKET_BITS = 12
 BUCKETS = 1 << BUCKET_BITS
@@ -27,13 +27,13 @@ MODULUS = 1 << 256
 
 def bucket_of(key: Any) -> int:
     """The bucket of a key: the top `BUCKET_BITS` bits of the hash of its canonical JSON."""
-    digest = hashlib.sha256(canonical_json(key).encode()).digest()
+    digest = hashlib.sha256(canonical_utf8(key)).digest()
     return int.from_bytes(digest[:2], "big") >> (16 - BUCKET_BITS)
 
 
 def leaf(key: Any, value: Any) -> int:
     """The leaf of a row, a 256-bit number."""
-    return int.from_bytes(hashlib.sha256(canonical_json([key, value]).encode()).digest(), "big")
+    return int.from_bytes(hashlib.sha256(canonical_utf8([key, value])).digest(), "big")
 
 
 def change_delta(key: Any, before: Any, after: Any) -> tuple[int, int]:
