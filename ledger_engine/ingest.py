@@ -97,14 +97,16 @@ def parse_line(raw: bytes) -> Event | str:
         envelope = _DECODER.decode(text)
     except _DuplicateKey as exc:
         return f"line repeats the key {brief(exc.key, 60)} within one object"
-    except RecursionError:
-        return TOO_DEEP  # only far deeper than MAX_LINE_NESTING
-    except ValueError as exc:  # JSONDecodeError, NaN/Infinity, an int too long for Python
-        return (
-            CUT_SHORT
-            if _cut_short(text)
-            else f"line is not valid JSON ({brief(str(exc), 300, quote=False)})"
-        )
+    except (RecursionError, ValueError) as exc:  # JSONDecodeError, NaN/Infinity, a long int
+        # Where the decoder runs out of stack depends on the caller's stack (a Spark worker's
+        # is deeper than a test's), so the verdict must not: a line cut short is cut short,
+        # whether or not it nests too deep before its end; else a line nesting too deep is
+        # too deep, whatever error the decoder met first.
+        if _cut_short(text):
+            return CUT_SHORT
+        if isinstance(exc, RecursionError) or _nests_deeper(text, MAX_LINE_NESTING):
+            return TOO_DEEP
+        return f"line is not valid JSON ({brief(str(exc), 300, quote=False)})"
     if not isinstance(envelope, dict):
         return f"line must hold a JSON object, not {json_type(envelope)}"
     if _may_nest_deeper(text) and any(json_text_problem(v, "") for v in envelope.values()):
@@ -146,6 +148,24 @@ def _cut_short(text: str) -> bool:
         else:
             open_brackets.append(token)
     return bool(open_brackets)
+
+
+def _nests_deeper(text: str, levels: int) -> bool:
+    """True if `text`'s brackets outside strings open more than `levels` deep at some point."""
+    if not _may_nest_deeper(text):
+        return False
+    depth = 0
+    for match in _TOKENS.finditer(text):
+        token = match.group()
+        if token[0] == '"':
+            continue
+        if token in _OPENING:
+            depth -= 1
+        else:
+            depth += 1
+            if depth > levels:
+                return True
+    return False
 
 
 def blank(raw: bytes) -> bool:

@@ -130,6 +130,27 @@ def test_nesting_is_refused_beyond_the_limit_and_not_before():
     assert parse_line(beyond) == TOO_DEEP
 
 
+def verdict_from_deep_in_the_stack(raw: bytes, frames: int) -> Event | str:
+    """`parse_line(raw)` called `frames` calls deep, as in a Spark worker's deeper stack."""
+    if frames == 0:
+        return parse_line(raw)
+    return verdict_from_deep_in_the_stack(raw, frames - 1)
+
+
+@pytest.mark.parametrize(
+    "raw, detail",
+    [
+        # Found by the ingest fuzz test: cut short after nesting far too deep.
+        (b'{"stream":"deposits","request_id":"r1","payload":{"a":' + b"[" * 900, CUT_SHORT),
+        (b'{"a":' + b"[" * 900 + b"]" * 899 + b"x}", TOO_DEEP),  # too deep, then not JSON
+        (b'{"a":' + b"[" * 900 + b"]" * 900 + b"}", TOO_DEEP),
+    ],
+)
+def test_a_deep_lines_verdict_does_not_depend_on_the_callers_stack(raw, detail):
+    verdicts = {verdict_from_deep_in_the_stack(raw, frames) for frames in (0, 400, 800)}
+    assert verdicts == {detail}
+
+
 def test_a_byte_order_mark_and_a_crlf_ending_are_line_syntax_not_content():
     lines = ingest_files([("f.jsonl", b"\xef\xbb\xbf" + GOOD_DEPOSIT + b"\r\n")])
     assert lines[0].event == parse_line(GOOD_DEPOSIT)
