@@ -270,10 +270,14 @@ def markdown(results: list[dict[str, Any]], comparisons: list[dict[str, Any]], m
                 f" {last['commit_seconds']:.1f} s, audit {last['audit_seconds']:.1f} s"
             )
         for stage, report in r.get("tasks", {}).items():
-            phases = ", ".join(f"{k} {v:.1f}" for k, v in report["cpu"].items())
+            # Wall beside CPU: the difference is a task waiting, mostly on PostgreSQL.
+            phases = ", ".join(
+                f"{k} {v:.1f} ({report['seconds'].get(k, 0.0):.1f})"
+                for k, v in report["cpu"].items()
+            )
             lines.append(
                 f"- tasks of {stage}: {report['tasks']} tasks, {report['items']:,} items,"
-                f" CPU seconds by phase: {phases}"
+                f" CPU (wall) seconds by phase: {phases}"
             )
         work = transaction_work(r.get("tasks", {}))
         lines.append(

@@ -12,12 +12,11 @@ from __future__ import annotations
 import hashlib
 import pickle
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg2
-import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from sqlalchemy import Engine
@@ -36,14 +35,14 @@ from ledger_engine.faults import (
     NO_FAULTS,
     FaultSwitch,
 )
-from ledger_engine.ingest import nonblank_lines
 from ledger_engine.model import APPLIED, DUPLICATE, REJECTED
 from ledger_engine.spark.admission import screen_files_task
 from ledger_engine.spark.batch import BatchExecutor, BatchRun, ExecutionOptions
 from ledger_engine.spark.codec import OUTPUT, SCREENED, SUMMARY, spark_ddl
+from ledger_engine.spark.files import DESCRIBED_DDL, NAMED_DDL, described, named
 from ledger_engine.spark.postgres import PostgresSink, PostgresSources
 from ledger_engine.spark.session import build_session
-from ledger_engine.spark.streaming import file_name, run_available_batches
+from ledger_engine.spark.streaming import run_available_batches
 from ledger_engine.store.commit import (
     CommitRefused,
     StagedBatch,
@@ -105,26 +104,6 @@ def files_frame(spark: SparkSession, files: list[tuple[str, bytes]]) -> DataFram
     """Files (name, content) as the streaming source gives a batch: a (path, content) frame."""
     rows = [(name, bytearray(content)) for name, content in files]
     return spark.createDataFrame(rows, "path string, content binary")
-
-
-def _named(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    for batch in batches:
-        names = [file_name(p) for p in batch.column("path").to_pylist()]
-        yield pa.record_batch({"name": pa.array(names, pa.string()), "content": batch["content"]})
-
-
-def _described(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    for batch in batches:
-        contents = batch.column("content").to_pylist()
-        yield pa.record_batch(
-            {
-                "name": batch["name"],
-                "lines": pa.array(
-                    [sum(1 for _ in nonblank_lines(c or b"")) for c in contents], pa.int64()
-                ),
-                "sha256": pa.array([hashlib.sha256(c or b"").hexdigest() for c in contents]),
-            }
-        )
 
 
 class BatchProcessor:
@@ -195,15 +174,16 @@ class BatchProcessor:
         """Run a micro-batch and stage its outcome; `None` if it is already committed."""
         started = time.perf_counter()
         self.lease.confirm()
-        files = frame.select("path", "content").mapInArrow(_named, "name string, content binary")
+        files = frame.select("path", "content").mapInArrow(named, NAMED_DDL)
         files = files.persist()
         try:
-            described = files.mapInArrow(_described, "name string, lines bigint, sha256 string")
+            descriptions = files.mapInArrow(described, DESCRIBED_DDL)
             infos = sorted(
-                (FileInfo(r.name, r.lines, r.sha256) for r in described.collect()),
+                (FileInfo(r.name, r.lines, r.sha256) for r in descriptions.collect()),
                 key=lambda f: f.name,
             )
             fingerprint = input_fingerprint(infos)
+            read_seconds = time.perf_counter() - started
             self.faults.reach(AFTER_READ, batch_id)
             committed = committed_input(self.engine, batch_id)
             if committed is not None:
@@ -221,7 +201,7 @@ class BatchProcessor:
             screened = files.repartition(self.executor.bins).mapInArrow(
                 screen_files_task(self.ledger, offsets), spark_ddl(SCREENED)
             )
-            sources = PostgresSources(self.dsn, batch_id, self.executor.bins)
+            sources = PostgresSources(self.dsn, batch_id)
             sink = PostgresSink(self.dsn, batch_id, self.ledger, self.lease.epoch)
             run = self.executor.execute(
                 screened,
@@ -230,6 +210,7 @@ class BatchProcessor:
                 on_replan=self._clear_staging,
                 after_round=lambda _: self.faults.reach(DURING_EXECUTION, batch_id),
             )
+            clock = time.perf_counter()
             ended = run.ended(
                 "event",
                 "source_file",
@@ -242,6 +223,9 @@ class BatchProcessor:
             ).mapInArrow(sink.admission_task(), spark_ddl(OUTPUT))
             reports = [_summaries(frame) for frame in (*run.outputs, run.settled)]
             reports.append(_summaries(ended))
+            # Where the stage's own time goes, beside the executor's phases.
+            run.seconds["read files"] = read_seconds
+            run.seconds["stage ended, collect reports"] = time.perf_counter() - clock
             staged, deltas = _totals(reports)
             return (
                 StagedBatch(

@@ -49,8 +49,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
 
 from ledger_engine.api import AccessType
 
@@ -167,6 +165,11 @@ def conflict_components(
     transaction `txn[i]` to row node `row_node[i]`; transactions of one component share rows
     through a chain of transactions."""
     nodes = count + row_nodes
+    # Imported here: planning runs on the driver, and Spark workers that import this module
+    # for row ids would otherwise pay scipy's import on start-up.
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
     graph = csr_matrix(
         (np.ones(len(txn), dtype=np.int8), (txn, count + row_node)), shape=(nodes, nodes)
     )

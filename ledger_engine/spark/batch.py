@@ -3,16 +3,16 @@
 `BatchExecutor.execute` takes a batch's screened events (a DataFrame: where the events come
 from does not matter here) and runs it to the end; its `Sources` say where the rows' values
 and the request ids of earlier batches come from, its `Sink` where the outcomes go. The driver
-handles only compact integer arrays: it collects each runnable event's position and row ids
-(17 bytes per access) to plan the batch (`ledger_engine.schedule`), broadcasts the plan (16
-bytes per event), and reads back overflow reports. Events, rows and outcomes move between
-Spark tasks by shuffles.
+handles only compact columns: it collects each event's position, request id, fingerprint and
+row ids (17 bytes per access) to admit it (`spark.admission.admit`) and plan the batch
+(`ledger_engine.schedule`), broadcasts the plan (16 bytes per event), and reads back overflow
+reports. Events, rows and outcomes move between Spark tasks by shuffles.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -23,7 +23,7 @@ from pyspark.sql import functions as F
 
 from ledger_engine.api import StreamingLedger
 from ledger_engine.schedule import Accesses, Schedule, plan, row_id
-from ledger_engine.spark.admission import RUNS, verdicts
+from ledger_engine.spark.admission import ADMISSION_COLUMNS, VERDICTS, admit
 from ledger_engine.spark.codec import (
     NEED,
     NET,
@@ -56,8 +56,8 @@ class Sources(Protocol):
     # (an in-memory state); False: the row source sees them itself (staged in PostgreSQL).
     carries_writes: bool
 
-    def known(self, spark: SparkSession, request_ids: DataFrame) -> DataFrame:
-        """(request_id, known_fingerprint) of the given ids that earlier batches executed."""
+    def known(self, request_ids: list[str]) -> Mapping[str, str]:
+        """The fingerprints of those of `request_ids` that earlier batches executed."""
         ...
 
     def rows(self) -> RowSource:
@@ -92,7 +92,7 @@ class BatchRun:
     """A batch that ran: its DataFrames (persisted) and what the driver learnt."""
 
     screened: DataFrame  # every event, screened (`codec.SCREENED`)
-    verdicts: DataFrame  # (position, status, duplicate_kind) of every event
+    verdicts: DataFrame  # (position, status, duplicate_kind) of the events admission ended
     outputs: list[DataFrame]
     settled: DataFrame
     schedule: Schedule
@@ -108,8 +108,7 @@ class BatchRun:
     def ended(self, *columns: str) -> DataFrame:
         """The events admission ended (rejected or duplicates): their `status`,
         `duplicate_kind` and the given columns of the screened event."""
-        ended = self.verdicts.where(F.col("status") != RUNS)
-        return ended.join(self.screened.select("position", *columns), "position")
+        return self.verdicts.join(self.screened.select("position", *columns), "position")
 
 
 class BatchExecutor:
@@ -149,10 +148,13 @@ class BatchExecutor:
         seconds: dict[str, float] = {}
         clock = time.perf_counter()
         screened = screened.persist()
-        request_ids = screened.where(F.col("request_id").isNotNull()).select("request_id")
-        known = sources.known(self.spark, request_ids.distinct())
-        decided = verdicts(screened, known).persist()
-        positions, accesses = self._accesses(screened, decided)
+        # One job screens the batch and brings the driver what admission and planning read.
+        collected = screened.select(*ADMISSION_COLUMNS).toArrow()
+        seconds["screen"] = time.perf_counter() - clock
+        clock = time.perf_counter()
+        runnable, ended = admit(collected, sources.known)
+        decided = self.spark.createDataFrame(ended, spark_ddl(VERDICTS)).persist()
+        positions, accesses = _accesses(runnable)
         seconds["admit"] = time.perf_counter() - clock
 
         forced: frozenset[int] = frozenset()
@@ -188,26 +190,6 @@ class BatchExecutor:
             replans,
             seconds,
             self.profile,
-        )
-
-    def _accesses(self, screened: DataFrame, decided: DataFrame) -> tuple[np.ndarray, Accesses]:
-        """The runnable events' positions (sorted) and their accesses, on the driver."""
-        runs = decided.where(F.col("status") == RUNS).select("position").toArrow()
-        positions = np.sort(runs.column("position").to_numpy())
-        table = screened.where(F.col("runs")).select("position", "acc_row", "acc_flags").toArrow()
-        table = table.sort_by("position")
-        keep = np.isin(table.column("position").to_numpy(), positions)
-        table = table.filter(pa.array(keep))  # a duplicate passed screening but does not run
-        assert np.array_equal(table.column("position").to_numpy(), positions)
-        rows = table.column("acc_row").combine_chunks()
-        lengths = pa.compute.list_value_length(rows).to_numpy(zero_copy_only=False)
-        txn = np.repeat(np.arange(len(positions), dtype=np.int64), lengths)
-        flags = table.column("acc_flags").combine_chunks().flatten()
-        return positions, Accesses(
-            len(positions),
-            txn,
-            rows.flatten().to_numpy(zero_copy_only=False).astype(np.int64),
-            flags.to_numpy(zero_copy_only=False).astype(np.uint8),
         )
 
     def _run(
@@ -286,6 +268,22 @@ class BatchExecutor:
         if needs is not None:
             needs.unpersist()
         return outputs, settled
+
+
+def _accesses(runnable: pa.Table) -> tuple[np.ndarray, Accesses]:
+    """The runnable events' positions (in batch order) and their accesses."""
+    positions = runnable.column("position").to_numpy().astype(np.int64)
+    assert np.all(positions[1:] > positions[:-1]), "runnable events in batch order, once each"
+    rows = runnable.column("acc_row").combine_chunks()
+    lengths = pa.compute.list_value_length(rows).to_numpy(zero_copy_only=False)
+    txn = np.repeat(np.arange(len(positions), dtype=np.int64), lengths)
+    flags = runnable.column("acc_flags").combine_chunks().flatten()
+    return positions, Accesses(
+        len(positions),
+        txn,
+        rows.flatten().to_numpy(zero_copy_only=False).astype(np.int64),
+        flags.to_numpy(zero_copy_only=False).astype(np.uint8),
+    )
 
 
 def _profiles(output: DataFrame) -> list[bytes]:

@@ -1,6 +1,6 @@
 """PostgreSQL as a batch's source and sink, from inside Spark tasks.
 
-- `PostgresSources.known` looks up, in parallel tasks, which request ids of the batch earlier
+- `PostgresSources.known` looks up, from the driver, which request ids of the batch earlier
   batches executed (`ledger_requests`).
 - `PostgresRows` is the row source of executing tasks: each task reads the rows its chunk of
   transactions touches, one query per table, on top of which it reads the net changes that
@@ -24,12 +24,11 @@ import psycopg2
 import pyarrow as pa
 from psycopg2 import sql
 from pyspark import TaskContext
-from pyspark.sql import DataFrame, SparkSession
 
 from ledger_engine.api import StreamingLedger, Table
 from ledger_engine.audit.merkle import MODULUS, change_delta
 from ledger_engine.commutative import Settled
-from ledger_engine.model import APPLIED, DUPLICATE, REJECTED, Rejection, canonical_json
+from ledger_engine.model import APPLIED, DUPLICATE, REJECTED, Rejection
 from ledger_engine.partition import Executed, NetChange, RowKey
 from ledger_engine.spark.codec import OUTPUT, PICKLE, SUMMARY, batch_of, event_of
 from ledger_engine.spark.execution import EventLine, Task
@@ -39,6 +38,7 @@ from ledger_engine.store.staging import (
     change_row,
     clean_text,
     event_row,
+    json_of,
     net_row,
     rejection_row,
 )
@@ -107,44 +107,28 @@ class PostgresSources:
 
     carries_writes = False
 
-    def __init__(self, dsn: str, batch_id: int, bins: int) -> None:
+    def __init__(self, dsn: str, batch_id: int) -> None:
         self.dsn = dsn
         self.batch_id = batch_id
-        self.bins = bins
 
-    def known(self, spark: SparkSession, request_ids: DataFrame) -> DataFrame:
-        return request_ids.repartition(self.bins).mapInArrow(
-            _known_task(self.dsn), "request_id string, known_fingerprint string"
-        )
-
-    def rows(self) -> PostgresRows:
-        return PostgresRows(self.dsn, self.batch_id)
-
-
-def _known_task(dsn: str) -> Task:
-    def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        conn = psycopg2.connect(dsn)
+    def known(self, request_ids: list[str]) -> dict[str, str]:
+        """One query on the driver: the ids are the batch's, the answer is an index probe
+        each into `ledger_requests`."""
+        conn = psycopg2.connect(self.dsn)
         try:
             conn.set_session(readonly=True, autocommit=True)
             with conn.cursor() as cursor:
-                for batch in batches:
-                    ids = batch.column("request_id").to_pylist()
-                    cursor.execute(
-                        "SELECT request_id, fingerprint FROM ledger_requests"
-                        " WHERE request_id = ANY(%s)",
-                        (ids,),
-                    )
-                    found = cursor.fetchall()
-                    yield pa.record_batch(
-                        {
-                            "request_id": pa.array([r for r, _ in found], pa.string()),
-                            "known_fingerprint": pa.array([f for _, f in found], pa.string()),
-                        }
-                    )
+                cursor.execute(
+                    "SELECT request_id, fingerprint FROM ledger_requests"
+                    " WHERE request_id = ANY(%s)",
+                    (request_ids,),
+                )
+                return dict(cursor.fetchall())
         finally:
             conn.close()
 
-    return task
+    def rows(self) -> PostgresRows:
+        return PostgresRows(self.dsn, self.batch_id)
 
 
 class PostgresSink:
@@ -239,7 +223,7 @@ class PostgresSink:
                         seq,
                         result.stream,
                         result.request_id,
-                        canonical_json(result.payload),
+                        json_of(result.payload),
                     ),
                 )
         return iter(())

@@ -17,7 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 from pyspark.broadcast import Broadcast
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from ledger_engine.api import StreamingLedger, Table
@@ -124,14 +124,9 @@ class MemorySources:
         self.state = spark.sparkContext.broadcast(dict(state))
         self.known_requests = known
 
-    def known(self, spark: SparkSession, request_ids: DataFrame) -> DataFrame:
-        table = pa.table(
-            {
-                "request_id": pa.array(list(self.known_requests), pa.string()),
-                "known_fingerprint": pa.array(list(self.known_requests.values()), pa.string()),
-            }
-        )
-        return spark.createDataFrame(table)
+    def known(self, request_ids: list[str]) -> Mapping[str, str]:
+        known = self.known_requests
+        return {rid: known[rid] for rid in request_ids if rid in known}
 
     def rows(self) -> MemoryRows:
         return MemoryRows(self.state)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -44,12 +46,16 @@ def settings(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Setting
         env["LEDGER_DATABASE_URL"] = request.getfixturevalue("empty_database_url")
         yield Settings.from_env(env)
         return
-    settings = Settings.from_env(env)
+    # The embedded server's data lives outside pytest's base folder, which a pytest session
+    # starting meanwhile resets to mode 0700 (see `pg_server_url` in tests/conftest.py).
+    data_dir = Path(tempfile.mkdtemp(prefix="ledger-test-data-"))
+    settings = Settings.from_env({**env, "LEDGER_DATA_DIR": str(data_dir)})
     assert settings.database_url is None, "the embedded server is the default"
     try:
         yield settings
     finally:
         stop_embedded(settings.pgdata)
+        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 def test_pipeline_commits_exactly_what_the_serial_runner_computes(settings, spark) -> None:
