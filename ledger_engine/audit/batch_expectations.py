@@ -22,29 +22,40 @@ index by batch, so such a row cannot be found without reading the table).
 
 Each rule reads `{batch}` once, into a materialized CTE `scope`, and bounds every log table
 by `(SELECT scope.first_batch FROM scope)` and `(SELECT scope.last_batch FROM scope)`: values
-PostgreSQL knows before it scans, so it scans only the primary key's range. Lookups outside
-the scope (a key's earlier change, a request id's other events, a state row) are LATERAL
-subqueries with LIMIT or OFFSET 0, so that the planner cannot turn them into a join over a
-whole table. `ledger_engine.audit.batch_verify` runs two of these rules directly, with the
-scope bound as parameters (`bound_to_scope`).
+PostgreSQL knows before it scans, so it scans only the primary key's range (every range is
+closed at both ends, and read by a bitmap scan under the session settings of
+`ledger_engine.audit.session`). Lookups outside the scope (a key's earlier change, a request
+id's other events, a state row) are LATERAL subqueries with LIMIT or OFFSET 0, so that the
+planner cannot turn them into a join over a whole table. `ledger_engine.audit.batch_verify`
+runs two of these rules directly, with the scope bound as parameters (`bound_to_scope`).
+
+Each rule's query runs once (`rows_once`: Great Expectations' own expectation runs it twice),
+and the three rules about the keys of a table written in scope (their last change, their
+chain, their minimum) share one query, which reads those keys' changes and rows once
+(`written_keys_query`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ledger_engine.audit.expectations import (
     _ONE_PER_EVENT,
     DEFAULT_PROJECT_ROOT,
+    RUN_PAGE,
     STATE_TABLES,
     TRANSFER_STREAMS,
     StateTable,
     SuiteSpec,
     rows_expectation,
+    rule_expectation,
     run_suite,
 )
 from ledger_engine.audit.findings import CheckResult
+from ledger_engine.audit.session import BATCH_AUDIT_SETTINGS
 from ledger_engine.store.commit import GENESIS_HASH
 
 if TYPE_CHECKING:
@@ -67,22 +78,13 @@ BATCH_LOG_TABLES = (
     "ledger_duplicates",
 )
 # Every rule starts with this: the scope's one row, read once.
-_SCOPE = """WITH RECURSIVE scope AS MATERIALIZED (
+_SCOPE = """WITH scope AS MATERIALIZED (
     SELECT s.first_batch, s.last_batch FROM {batch} AS s
 )"""
 _FIRST = "(SELECT scope.first_batch FROM scope)"
 _LAST = "(SELECT scope.last_batch FROM scope)"
 _IN_SCOPE = f"BETWEEN {_FIRST} AND {_LAST}"
-# The scope's change-log entries, read once along the primary key (batch_id, position, seq). It
-# is filtered by batch alone, on purpose: given a table name too, PostgreSQL may pick the index
-# (table_name, key, batch_id, position) instead, which has the batch in third place and so
-# means reading every entry of the table (measured: the whole table's entries on a ledger of
-# 680,000 changes, for 16,000 in scope).
-_SCOPE_CHANGES = f"""scope_changes AS MATERIALIZED (
-    SELECT c.batch_id, c.position, c.seq, c.request_id, c.table_name, c.key, c.before, c.after
-    FROM ledger_change_log AS c
-    WHERE c.batch_id {_IN_SCOPE}
-)"""
+_NO_BATCH_AFTER = "9223372036854775807"  # the greatest bigint: no batch id lies beyond it
 # The direct form of `{batch}`: the scope bound as parameters (`bound_to_scope`).
 _BOUND_SCOPE = (
     "(SELECT CAST(:first_batch AS bigint) AS first_batch,"
@@ -100,147 +102,289 @@ def bound_to_scope(query: str) -> str:
 # leaves its aliasing to queries that contain a JOIN: every rule here has one.
 
 
-def _written_keys(table: StateTable) -> str:
-    return f"""{_SCOPE_CHANGES},
+def _entries(columns: str, first: str = _FIRST) -> str:
+    """A FROM item (give it an alias): the change-log entries of batches `first` (an SQL
+    expression, the scope's first batch unless given) to the scope's last, with `columns` (of
+    alias `s`).
+
+    They are read along the primary key (batch_id, position, seq) by batch alone, and a table
+    name is applied after that scan (`OFFSET 0` keeps PostgreSQL from moving it into the
+    scan): given a table name too, it may pick an index on the table name and key instead,
+    which means reading every entry of the table (measured: the whole table's entries on a
+    ledger of 680,000 changes, for 16,000 in scope). The range is closed at both ends: for a
+    range of two unknown bounds PostgreSQL guesses 0.5% of the table and reads it by index,
+    for an open one a third, and reads the whole table. Each query reads the scope's entries
+    itself rather than from a shared materialized CTE, which wrote them all (both tables,
+    every column) to a temporary file first."""
+    return f"""(
+        SELECT {columns}
+        FROM ledger_change_log AS s
+        WHERE s.batch_id BETWEEN {first} AND {_LAST}
+        OFFSET 0
+    )"""
+
+
+# The rules about the keys of a table written in scope, which share one query: each reads a
+# key's changes in order and its row in the state table (`written_keys_query`).
+FOLD, CHAIN, MINIMUM = "fold", "chain", "minimum"
+
+
+def written_keys_query(table: StateTable) -> str:
+    """Rows (`rule`, `finding`) about the keys of `table` written in scope, for three rules
+    (`rows_once.UnexpectedRowsOfRuleExpectation` gives each its own):
+
+    - `fold`: keys whose row in `table` is not the `after` of their last change. That is
+      their last change in scope: the scope's last batch is the newest in the snapshot the
+      rule reads (`{batch}` is read in the same statement), and change-log rows of a later
+      batch would have no batch row (the contiguity rule's finding);
+    - `minimum`: keys whose value in `table` is below the lowest the app allows;
+    - `chain`: changes whose `before` is not the `after` of the key's change before them (for
+      a key's first change ever: not NULL). The change before is found, in this order: by a
+      window over the key's changes in scope and in the recent batches before it, which the
+      last passing audit proved (usually the one batch before the scope: see
+      `ledger_engine.audit.last_changes`); else through the audits' pointer to the key's last
+      change (two primary-key probes, whatever the key's history), the change log's value
+      read where it points, a pointer to a change that is not there being a finding; none of
+      these: the key's first change ever. When the pointers do not reach the batch before the
+      scope, the change is looked up in the change log by key.
+
+    One read of the changes (along the primary key, as `_entries` explains), one sort by
+    key (bytewise: any order groups a key's changes, and it sorts faster than the database's
+    collation), one probe of each key's row for both `fold` and `minimum`. A finding is a
+    JSON object whose fields are what the rule's finding names, in that order."""
+    name = table.name
+    columns = "s.table_name, s.key, s.batch_id, s.position, s.seq, s.before, s.after"
+    return f"""{_SCOPE},
+pointers AS MATERIALIZED (
+    -- The recent batches are read with the scope only when the pointers reach the batch
+    -- before it, and when the scope has a batch at all.
+    SELECT p.through = scope.first_batch - 1 AS current,
+           CASE WHEN p.through = scope.first_batch - 1
+                     AND scope.first_batch <= scope.last_batch THEN p.recent_from
+                ELSE scope.first_batch END AS read_from
+    FROM scope
+    LEFT JOIN ledger_audit_last_changes_through AS p ON true
+),
+in_scope AS MATERIALIZED (
+    SELECT * FROM (
+        SELECT c.key, c.batch_id, c.position, c.seq, c.before, c.after,
+               lag(c.after) OVER w AS previous_after,
+               row_number() OVER w AS nth,
+               lead(c.batch_id) OVER w IS NULL AS last
+        FROM {_entries(columns, "(SELECT pointers.read_from FROM pointers)")} AS c
+        WHERE c.table_name = '{name}'
+        WINDOW w AS (PARTITION BY c.key COLLATE "C" ORDER BY c.batch_id, c.position, c.seq)
+    ) AS changes
+    WHERE changes.batch_id >= {_FIRST}
+),
+last_changes AS MATERIALIZED (
+    SELECT i.key, i.after, i.batch_id, i.position FROM in_scope AS i WHERE i.last
+),
+state_rows AS MATERIALIZED (
+    SELECT t.key, t.value
+    FROM {name} AS t
+    WHERE t.key = ANY (ARRAY(SELECT l.key FROM last_changes AS l))
+),
 written AS (
-    SELECT DISTINCT c.key FROM scope_changes AS c WHERE c.table_name = '{table.name}'
-)"""
-
-
-def fold_in_scope_query(table: StateTable) -> str:
-    """Keys written in scope whose row in `table` is not the `after` of their last change
-    (the last overall: a batch committed after the scope is read in the same snapshot)."""
-    return f"""{_SCOPE},
-{_written_keys(table)},
-last_change AS (
-    SELECT w.key, l.after, l.batch_id, l.position
-    FROM written AS w
-    CROSS JOIN LATERAL (
-        SELECT c.after, c.batch_id, c.position
-        FROM ledger_change_log AS c
-        WHERE c.table_name = '{table.name}' AND c.key = w.key
-        ORDER BY c.batch_id DESC, c.position DESC, c.seq DESC
-        LIMIT 1
-    ) AS l
-)
-SELECT lc.key,
-       s.value AS state_value,
-       lc.after AS change_log_value,
-       lc.batch_id AS last_change_batch,
-       lc.position AS last_change_position,
-       CASE WHEN s.key IS NULL THEN 'row missing'
-            WHEN lc.after IS NULL THEN 'row deleted by the change log still exists'
-            ELSE 'value differs from the change log'
-       END AS problem
-FROM last_change AS lc
-LEFT JOIN LATERAL (
-    SELECT t.key, t.value FROM {table.name} AS t WHERE t.key = lc.key LIMIT 1
-) AS s ON true
-WHERE (s.key IS NULL AND lc.after IS NOT NULL)
-   OR (s.key IS NOT NULL AND to_jsonb(s.value) IS DISTINCT FROM lc.after)
-ORDER BY lc.key
-""".strip()
-
-
-def chain_in_scope_query(table: StateTable) -> str:
-    """Changes of `table` in scope whose `before` is not the `after` of the key's change
-    before them: within the scope by a window over its changes, and for a key's first change
-    in scope by one index probe for its change before the scope (none: it must start from
-    nothing)."""
-    return f"""{_SCOPE},
-{_SCOPE_CHANGES},
-in_scope AS (
-    SELECT c.key, c.batch_id, c.position, c.seq, c.before,
-           lag(c.after) OVER w AS previous_after,
-           row_number() OVER w AS nth
-    FROM scope_changes AS c
-    WHERE c.table_name = '{table.name}'
-    WINDOW w AS (PARTITION BY c.key ORDER BY c.batch_id, c.position, c.seq)
+    SELECT l.key, l.after, l.batch_id, l.position, s.key AS state_key, s.value
+    FROM last_changes AS l
+    LEFT JOIN state_rows AS s ON s.key = l.key
+),
+firsts AS (
+    SELECT f.key, f.batch_id, f.position, f.seq, f.before,
+           earlier.after AS previous_after,
+           earlier.key IS NULL AS first_ever,
+           CASE WHEN NOT earlier.found
+                THEN 'its change before the scope (batch ' || earlier.batch_id
+                     || ', position ' || earlier.position || ', seq ' || earlier.seq
+                     || ') is missing from the change log'
+           END AS missing
+    FROM in_scope AS f
+    LEFT JOIN LATERAL (
+        -- The pointer, then the change it points at by the change log's primary key alone
+        -- (the key compared after, not joined on: joined on, it lets PostgreSQL read all the
+        -- key's entries through the index on keys instead).
+        SELECT p.key, p.batch_id, p.position, p.seq,
+               CASE WHEN l.table_name = p.table_name AND l.key = p.key THEN l.after END AS after,
+               COALESCE(l.table_name = p.table_name AND l.key = p.key, false) AS found
+        FROM ledger_audit_last_changes AS p
+        LEFT JOIN LATERAL (
+            SELECT x.table_name, x.key, x.after
+            FROM ledger_change_log AS x
+            WHERE x.batch_id = p.batch_id AND x.position = p.position AND x.seq = p.seq
+            LIMIT 1
+        ) AS l ON true
+        WHERE (SELECT pointers.current FROM pointers)
+          AND p.table_name = '{name}' AND p.key = f.key AND p.batch_id < {_FIRST}
+        UNION ALL
+        SELECT * FROM (
+            SELECT c.key, c.batch_id, c.position, c.seq, c.after, true
+            FROM ledger_change_log AS c
+            WHERE NOT (SELECT pointers.current FROM pointers)
+              AND c.table_name = '{name}' AND c.key = f.key AND c.batch_id < {_FIRST}
+            ORDER BY c.batch_id DESC, c.position DESC, c.seq DESC
+            LIMIT 1
+        ) AS looked_up
+    ) AS earlier ON true
+    WHERE f.nth = 1
 ),
 chained AS (
-    SELECT i.key, i.batch_id, i.position, i.seq, i.before,
-           CASE WHEN i.nth = 1 THEN earlier.after ELSE i.previous_after END AS previous_after,
-           i.nth = 1 AND earlier.key IS NULL AS first_ever
+    SELECT i.key, i.batch_id, i.position, i.seq, i.before, i.previous_after,
+           false AS first_ever, NULL AS missing
     FROM in_scope AS i
-    LEFT JOIN LATERAL (
-        SELECT c.key, c.after
-        FROM ledger_change_log AS c
-        WHERE i.nth = 1 AND c.table_name = '{table.name}' AND c.key = i.key
-          AND c.batch_id < {_FIRST}
-        ORDER BY c.batch_id DESC, c.position DESC, c.seq DESC
-        LIMIT 1
-    ) AS earlier ON true
+    WHERE i.nth > 1
+    UNION ALL
+    SELECT * FROM firsts
+),
+findings (rule, key, batch_id, position, seq, finding) AS (
+    SELECT '{FOLD}', w.key, w.batch_id, w.position, 0,
+           json_build_object(
+               'key', w.key,
+               'state_value', w.value,
+               'change_log_value', w.after,
+               'last_change_batch', w.batch_id,
+               'last_change_position', w.position,
+               'problem', CASE WHEN w.state_key IS NULL THEN 'row missing'
+                               WHEN w.after IS NULL
+                                   THEN 'row deleted by the change log still exists'
+                               ELSE 'value differs from the change log' END)
+    FROM written AS w
+    WHERE (w.state_key IS NULL AND w.after IS NOT NULL)
+       OR (w.state_key IS NOT NULL AND to_jsonb(w.value) IS DISTINCT FROM w.after)
+    UNION ALL
+    SELECT '{MINIMUM}', w.state_key, 0, 0, 0,
+           json_build_object('table_name', CAST('{name}' AS text), 'key', w.state_key,
+                             'value', w.value)
+    FROM written AS w
+    WHERE w.value < {table.minimum}
+    UNION ALL
+    SELECT '{CHAIN}', c.key, c.batch_id, c.position, c.seq,
+           json_build_object(
+               'key', c.key,
+               'batch_id', c.batch_id,
+               'position', c.position,
+               'seq', c.seq,
+               'before', c.before,
+               'previous_after', c.previous_after,
+               'problem', CASE WHEN c.first_ever THEN 'first change does not start from nothing'
+                               WHEN c.missing IS NOT NULL THEN c.missing
+                               ELSE 'before differs from the after of the change before'
+                          END)
+    FROM chained AS c
+    WHERE c.before IS DISTINCT FROM c.previous_after OR c.missing IS NOT NULL
 )
-SELECT key, batch_id, position, seq, before, previous_after,
-       CASE WHEN first_ever THEN 'first change does not start from nothing'
-            ELSE 'before differs from the after of the change before' END AS problem
-FROM chained
-WHERE before IS DISTINCT FROM previous_after
-ORDER BY key, batch_id, position, seq
+SELECT f.rule, f.finding
+FROM findings AS f
+ORDER BY f.rule, f.key, f.batch_id, f.position, f.seq
 """.strip()
 
 
-def conservation_in_scope_query(table: StateTable) -> str:
-    """Batches in scope whose net change of `table` in the change log (after minus before, a
-    missing row counting as 0) differs from their applied deposits into it: money is
-    conserved batch by batch, so the ledger's total follows its deposits."""
-    net = "COALESCE(CAST(c.after AS numeric), 0) - COALESCE(CAST(c.before AS numeric), 0)"
-    field = table.deposit_field
+_NET = "COALESCE(CAST(c.after AS numeric), 0) - COALESCE(CAST(c.before AS numeric), 0)"
+
+
+def conservation_rule(table: StateTable) -> str:
+    """The rule of `money_in_scope_query` for the deposits into `table`."""
+    return f"conservation {table.name}"
+
+
+def transfers_rule(table: StateTable) -> str:
+    """The rule of `money_in_scope_query` for the transfers in `table`."""
+    return f"transfers {table.name}"
+
+
+def money_in_scope_query(tables: Sequence[StateTable] = STATE_TABLES) -> str:
+    """Rows (`rule`, `finding`) of two rules per table of `tables`, which share one query
+    (`rows_once.UnexpectedRowsOfRuleExpectation` gives each its own):
+
+    - `conservation_rule(table)`: batches in scope whose net change of `table` in the change
+      log (after minus before, a missing row counting as 0) differs from their applied
+      deposits into it: money is conserved batch by batch, so the ledger's total follows its
+      deposits;
+    - `transfers_rule(table)`: applied transfers in scope whose change-log entries in
+      `table` do not sum to zero.
+
+    The scope's change-log entries are read once and summed per event in one pass, a count
+    and a sum per table (grouping by event alone halves the groups); a batch's sums follow
+    from its events'. Only the events whose entries do not net to zero (deposits, mostly)
+    are then looked up, one primary-key probe each, for their stream and outcome; the applied
+    deposits are summed per batch, for every table at once, in one read of the scope's
+    events."""
+    streams = ", ".join(f"'{s}'" for s in TRANSFER_STREAMS)
+    sums = ",\n           ".join(
+        f"COUNT(*) FILTER (WHERE c.table_name = '{t.name}') AS changes_{t.name},\n"
+        f"           SUM({_NET}) FILTER (WHERE c.table_name = '{t.name}') AS net_{t.name}"
+        for t in tables
+    )
+    moving = " OR ".join(f"n.net_{t.name} <> 0" for t in tables)
+    deposits = ",\n           ".join(
+        f"SUM(CAST(e.payload ->> '{t.deposit_field}' AS numeric)) AS {t.deposit_field}"
+        for t in tables
+    )
+    findings = []
+    for t in tables:
+        field = t.deposit_field
+        findings.append(f"""SELECT '{conservation_rule(t)}', b.batch_id, 0,
+           json_build_object(
+               'batch_id', b.batch_id,
+               'net_change_{t.name}', b.net_change,
+               'applied_deposits_{field}', b.deposits,
+               'difference', b.net_change - b.deposits)
+    FROM (
+        SELECT COALESCE(c.batch_id, d.batch_id) AS batch_id,
+               COALESCE(c.net_change, 0) AS net_change,
+               COALESCE(d.{field}, 0) AS deposits
+        FROM (
+            SELECT n.batch_id, SUM(n.net_{t.name}) AS net_change
+            FROM nets AS n
+            WHERE n.changes_{t.name} > 0
+            GROUP BY n.batch_id
+        ) AS c
+        FULL OUTER JOIN deposits AS d ON d.batch_id = c.batch_id
+    ) AS b
+    WHERE b.net_change <> b.deposits""")
+        findings.append(f"""SELECT '{transfers_rule(t)}', m.batch_id, m.position,
+           json_build_object(
+               'request_id', m.request_id,
+               'batch_id', m.batch_id,
+               'position', m.position,
+               'stream', m.stream,
+               'changes', m.changes_{t.name},
+               'net_change', m.net_{t.name})
+    FROM moved AS m
+    WHERE m.net_{t.name} <> 0""")
+    union = "\n    UNION ALL\n    ".join(findings)
     return f"""{_SCOPE},
-{_SCOPE_CHANGES},
-changes AS (
-    SELECT c.batch_id, SUM({net}) AS total
-    FROM scope_changes AS c
-    WHERE c.table_name = '{table.name}'
-    GROUP BY c.batch_id
+nets AS MATERIALIZED (
+    SELECT c.batch_id, c.position,
+           {sums}
+    FROM {_entries("s.table_name, s.batch_id, s.position, s.before, s.after")} AS c
+    GROUP BY c.batch_id, c.position
 ),
-deposits AS (
-    SELECT e.batch_id, SUM(CAST(e.payload ->> '{field}' AS numeric)) AS total
+moved AS MATERIALIZED (
+    SELECT n.*, e.request_id, e.stream
+    FROM nets AS n
+    JOIN LATERAL (
+        SELECT x.request_id, x.stream
+        FROM ledger_events AS x
+        WHERE x.batch_id = n.batch_id AND x.position = n.position
+          AND x.outcome = 'applied' AND x.stream IN ({streams})
+        LIMIT 1
+    ) AS e ON true
+    WHERE {moving}
+),
+deposits AS MATERIALIZED (
+    SELECT e.batch_id,
+           {deposits}
     FROM ledger_events AS e
     WHERE e.batch_id {_IN_SCOPE} AND e.stream = 'deposits' AND e.outcome = 'applied'
     GROUP BY e.batch_id
+),
+findings (rule, batch_id, position, finding) AS (
+    {union}
 )
-SELECT COALESCE(changes.batch_id, deposits.batch_id) AS batch_id,
-       COALESCE(changes.total, 0) AS net_change_{table.name},
-       COALESCE(deposits.total, 0) AS applied_deposits_{field},
-       COALESCE(changes.total, 0) - COALESCE(deposits.total, 0) AS difference
-FROM changes
-FULL OUTER JOIN deposits ON deposits.batch_id = changes.batch_id
-WHERE COALESCE(changes.total, 0) <> COALESCE(deposits.total, 0)
-ORDER BY 1
-""".strip()
-
-
-def transfers_in_scope_query(table: StateTable) -> str:
-    """Applied transfers in scope whose change-log entries in `table` do not sum to zero."""
-    net = "SUM(COALESCE(CAST(c.after AS numeric), 0) - COALESCE(CAST(c.before AS numeric), 0))"
-    streams = ", ".join(f"'{s}'" for s in TRANSFER_STREAMS)
-    return f"""{_SCOPE},
-{_SCOPE_CHANGES}
-SELECT e.request_id, e.batch_id, e.position, e.stream,
-       COUNT(*) AS changes,
-       {net} AS net_change
-FROM ledger_events AS e
-JOIN scope_changes AS c ON c.batch_id = e.batch_id AND c.position = e.position
-WHERE e.batch_id {_IN_SCOPE}
-  AND e.outcome = 'applied' AND e.stream IN ({streams}) AND c.table_name = '{table.name}'
-GROUP BY e.batch_id, e.position, e.request_id, e.stream
-HAVING {net} <> 0
-ORDER BY e.batch_id, e.position
-""".strip()
-
-
-def minimum_in_scope_query(table: StateTable) -> str:
-    """Keys written in scope whose value in `table` is below the lowest the app allows."""
-    return f"""{_SCOPE},
-{_written_keys(table)}
-SELECT '{table.name}' AS table_name, s.key, s.value
-FROM written AS w
-CROSS JOIN LATERAL (
-    SELECT t.key, t.value FROM {table.name} AS t WHERE t.key = w.key LIMIT 1
-) AS s
-WHERE s.value < {table.minimum}
-ORDER BY s.key
+SELECT f.rule, f.finding
+FROM findings AS f
+ORDER BY f.rule, f.batch_id, f.position
 """.strip()
 
 
@@ -262,6 +406,14 @@ events AS MATERIALIZED (
     SELECT e.batch_id, e.position, e.outcome, e.request_id
     FROM ledger_events AS e
     WHERE e.batch_id {_IN_SCOPE}
+),
+requests AS MATERIALIZED (
+    SELECT r.request_id, r.batch_id, r.position, r.outcome
+    FROM ledger_requests AS r
+    WHERE r.request_id = ANY (ARRAY(
+        SELECT e.request_id FROM events AS e
+        WHERE e.outcome <> 'duplicate' AND e.request_id IS NOT NULL
+    ))
 ),
 problems AS (
     {problems}
@@ -295,7 +447,8 @@ def _one_to_one_branch(table: str, kind: str, outcome: str) -> str:
 
 
 def _executed_request_branch() -> str:
-    # One primary-key probe of ledger_requests per executed event of the scope.
+    # The executed request ids of the scope's executed events, read in one bitmap scan of
+    # ledger_requests' primary key for all of them (`requests`), met by a hash join.
     return """SELECT e.batch_id, e.position,
            CASE WHEN q.request_id IS NULL
                     THEN 'executed event without its executed request id'
@@ -305,10 +458,7 @@ def _executed_request_branch() -> str:
                 ELSE 'executed request id says ' || q.outcome || ', the event was ' || e.outcome
            END AS problem
     FROM events AS e
-    LEFT JOIN LATERAL (
-        SELECT r.request_id, r.batch_id, r.position, r.outcome
-        FROM ledger_requests AS r WHERE r.request_id = e.request_id LIMIT 1
-    ) AS q ON true
+    LEFT JOIN requests AS q ON q.request_id = e.request_id
     WHERE e.outcome <> 'duplicate' AND e.request_id IS NOT NULL
       AND (q.request_id IS NULL
            OR q.batch_id <> e.batch_id
@@ -331,6 +481,8 @@ def _applied_only_branch(table: str, kind: str) -> str:
 
 
 def _position_gap_branch() -> str:
+    # Positions are read in order (a sort) only in batches whose events do not simply count
+    # 0 .. n - 1, which one pass of counting finds.
     return """SELECT batch_id, previous + 1 AS position,
            CASE WHEN position = previous + 2 THEN 'no event at this position'
                 ELSE 'no events at positions ' || (previous + 1) || ' to ' || (position - 1)
@@ -340,60 +492,75 @@ def _position_gap_branch() -> str:
                COALESCE(lag(e.position) OVER (PARTITION BY e.batch_id ORDER BY e.position), -1)
                    AS previous
         FROM events AS e
+        WHERE e.batch_id IN (
+            SELECT g.batch_id FROM events AS g
+            GROUP BY g.batch_id
+            HAVING count(*) <> max(g.position) + 1 OR min(g.position) <> 0
+        )
     ) AS positions
     WHERE position <> previous + 1"""
 
 
 def unique_in_scope_query() -> str:
     """Request ids executed in scope that more than one executed event holds (anywhere in the
-    ledger: one index probe per request id of the scope)."""
+    ledger). The executed events of all the scope's request ids are read in one bitmap scan
+    of the index on request ids, and counted by id; the events of an id held twice are then
+    read again to name them."""
     return f"""{_SCOPE},
-requested AS (
+requested AS MATERIALIZED (
     SELECT DISTINCT e.request_id
     FROM ledger_events AS e
     WHERE e.batch_id {_IN_SCOPE} AND e.outcome <> 'duplicate' AND e.request_id IS NOT NULL
-)
-SELECT r.request_id,
-       COUNT(*) AS executed_events,
-       string_agg(o.outcome || ' in batch ' || o.batch_id || ' at position ' || o.position, '; '
-                  ORDER BY o.batch_id, o.position) AS events
-FROM requested AS r
-CROSS JOIN LATERAL (
-    SELECT x.batch_id, x.position, x.outcome
+),
+held_twice AS MATERIALIZED (
+    SELECT x.request_id
     FROM ledger_events AS x
-    WHERE x.request_id = r.request_id AND x.outcome <> 'duplicate'
+    WHERE x.request_id = ANY (ARRAY(SELECT r.request_id FROM requested AS r))
+      AND x.outcome <> 'duplicate'
+    GROUP BY x.request_id
+    HAVING COUNT(*) > 1
+)
+SELECT x.request_id,
+       COUNT(*) AS executed_events,
+       string_agg(x.outcome || ' in batch ' || x.batch_id || ' at position ' || x.position, '; '
+                  ORDER BY x.batch_id, x.position) AS events
+FROM held_twice AS h
+JOIN LATERAL (
+    SELECT e.request_id, e.batch_id, e.position, e.outcome
+    FROM ledger_events AS e
+    WHERE e.request_id = h.request_id AND e.outcome <> 'duplicate'
     OFFSET 0
-) AS o
-GROUP BY r.request_id
-HAVING COUNT(*) > 1
-ORDER BY r.request_id
+) AS x ON true
+GROUP BY x.request_id
+ORDER BY x.request_id
 """.strip()
 
 
 def contiguity_in_scope_query() -> str:
     """Batch ids missing from the batch before the scope to its last batch, and batches from
-    the scope's first on that log tables hold rows of but that have no batch row (each log
-    table's batch ids by a loose index scan of its primary key, from the scope's first)."""
-    distinct_ids = ",\n".join(
-        f"""{table}_batches (batch_id) AS (
-    SELECT MIN(t.batch_id) FROM {table} AS t WHERE t.batch_id >= {_FIRST}
+    the scope's first on that log tables hold rows of but that have no batch row.
+
+    Such a batch is either missing from the scope's range (a gap found above: one probe per
+    log table and missing id) or past the scope's last batch, which is the newest (one probe
+    per log table, finding nothing unless rows were forged there): neither reads a log
+    table's batch ids one by one, which would take an index scan per batch id. Both ranges are
+    closed (`_NO_BATCH_AFTER`; a missing id as a range of one) for the reason `_entries`
+    gives, and rows are counted rather than the first looked for: for `LIMIT 1` PostgreSQL
+    reads the table from its start, hoping to meet one soon."""
+    beyond = "\n    UNION ALL\n    ".join(
+        f"""SELECT DISTINCT '{table}', t.batch_id FROM {table} AS t
+    WHERE t.batch_id BETWEEN {_LAST} + 1 AND {_NO_BATCH_AFTER}
     UNION ALL
-    SELECT (SELECT MIN(t.batch_id) FROM {table} AS t WHERE t.batch_id > previous.batch_id)
-    FROM {table}_batches AS previous
-    WHERE previous.batch_id IS NOT NULL
-)"""
-        for table in BATCH_LOG_TABLES
-    )
-    logged = "\n    UNION ALL\n    ".join(
-        f"SELECT '{table}' AS table_name, batch_id FROM {table}_batches"
+    SELECT '{table}', m.batch_id FROM missing AS m
+    CROSS JOIN LATERAL (
+        SELECT count(*) AS found FROM {table} AS t
+        WHERE t.batch_id BETWEEN m.batch_id AND m.batch_id
+    ) AS t
+    WHERE t.found > 0"""
         for table in BATCH_LOG_TABLES
     )
     start = f"GREATEST({_FIRST} - 1, 0)"  # the batch before the scope, proven earlier
     return f"""{_SCOPE},
-{distinct_ids},
-logged AS (
-    {logged}
-),
 gaps AS (
     SELECT previous + 1 AS first_missing, batch_id - 1 AS last_missing
     FROM (
@@ -408,6 +575,15 @@ gaps AS (
         WHERE b.batch_id BETWEEN {start} AND {_LAST}
     ) AS ids
     WHERE batch_id <> previous + 1
+),
+missing AS (
+    SELECT m.batch_id
+    FROM gaps AS g
+    CROSS JOIN LATERAL generate_series(GREATEST(g.first_missing, {_FIRST}),
+                                       LEAST(g.last_missing, {_LAST})) AS m (batch_id)
+),
+logged (table_name, batch_id) AS (
+    {beyond}
 )
 SELECT first_missing AS batch_id, 'ledger_batches' AS table_name,
        CASE WHEN first_missing = last_missing THEN 'no batch row for this batch id'
@@ -420,7 +596,7 @@ FROM logged
 LEFT JOIN LATERAL (
     SELECT b.batch_id FROM ledger_batches AS b WHERE b.batch_id = logged.batch_id LIMIT 1
 ) AS b ON true
-WHERE logged.batch_id IS NOT NULL AND b.batch_id IS NULL
+WHERE b.batch_id IS NULL
 ORDER BY 1, 2
 """.strip()
 
@@ -495,21 +671,24 @@ ORDER BY b.batch_id
 
 def build_batch_expectations() -> list[Expectation]:
     """The batch suite's expectations in report order, each with its short name in `meta`."""
-    rows = rows_expectation
+    rows = partial(rows_expectation, once=True)
+    of_rule = rule_expectation
     scope = "the batches after the last passing audit (the view ledger_audit_scope)"
     expectations = [
-        rows(
+        of_rule(
+            FOLD,
             f"{t.name} keys written in scope hold their last change",
-            fold_in_scope_query(t),
+            written_keys_query(t),
             f"Each key of `{t.name}` written in {scope} holds the `after` of its last "
             "change-log entry, or has no row if that is NULL.",
         )
         for t in STATE_TABLES
     ]
     expectations += [
-        rows(
+        of_rule(
+            CHAIN,
             f"{t.name} change log in scope continues its chain",
-            chain_in_scope_query(t),
+            written_keys_query(t),
             f"Each change-log entry of `{t.name}` in {scope} starts from the `after` of the "
             "key's entry before it, found before the scope if need be; a key's first entry "
             "ever starts from nothing.",
@@ -517,9 +696,10 @@ def build_batch_expectations() -> list[Expectation]:
         for t in STATE_TABLES
     ]
     expectations += [
-        rows(
+        of_rule(
+            conservation_rule(t),
             f"{t.name} changes in scope equal the applied deposits in scope",
-            conservation_in_scope_query(t),
+            money_in_scope_query(),
             f"Money is conserved batch by batch: in each batch of {scope}, the net change of "
             f"`{t.name}` in the change log equals the `{t.deposit_field}` of its applied "
             "deposits.",
@@ -527,18 +707,20 @@ def build_batch_expectations() -> list[Expectation]:
         for t in STATE_TABLES
     ]
     expectations += [
-        rows(
+        of_rule(
+            transfers_rule(t),
             f"applied transfers in scope move nothing in {t.name}",
-            transfers_in_scope_query(t),
+            money_in_scope_query(),
             f"Every applied transfer of {scope} has change-log entries in `{t.name}` that sum "
             "to zero (after minus before, a missing row counting as 0).",
         )
         for t in STATE_TABLES
     ]
     expectations += [
-        rows(
+        of_rule(
+            MINIMUM,
             f"no {t.label} written in scope below {t.minimum}",
-            minimum_in_scope_query(t),
+            written_keys_query(t),
             f"No key of `{t.name}` written in {scope} holds less than {t.minimum}, the lowest "
             "the bank app allows.",
         )
@@ -592,12 +774,16 @@ def batch_integrity_suite() -> SuiteSpec:
         CHECKPOINT_NAME,
         RESULT_FORMAT,
         build_batch_expectations,
+        BATCH_AUDIT_SETTINGS,
+        RUN_PAGE,
     )
 
 
 def run_batch_expectations(
     database_url: str, project_root: Path = DEFAULT_PROJECT_ROOT
 ) -> list[CheckResult]:
-    """Run the `ledger_batch_integrity` checkpoint against `database_url` and build Data Docs
-    (see `expectations.run_suite`)."""
+    """Run the `ledger_batch_integrity` checkpoint against `database_url` and render its Data
+    Docs page (see `expectations.run_suite`): the run's page only, which its checks link to.
+    The index and the suites' pages are the full audit's to rebuild: rebuilding the index
+    reads the latest hundred validation results, a second of every batch audit."""
     return run_suite(batch_integrity_suite(), database_url, project_root)

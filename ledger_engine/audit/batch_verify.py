@@ -11,7 +11,8 @@ the batches in scope (never the ledger's history):
   scope bound as parameters).
 
 Everything is read in one repeatable-read snapshot, the scope first: a batch committed while
-the audit runs is in none of its numbers, and is the next audit's.
+the audit runs is in none of its numbers, and is the next audit's. The transaction runs under
+the batch audit's planner settings (`ledger_engine.audit.session`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from ledger_engine.audit.chain import verify_chain_slice
 from ledger_engine.audit.findings import AuditScope, CheckResult
 from ledger_engine.audit.merkle_scope import scope_tree_checks
 from ledger_engine.audit.scope import batch_scope, last_mark
+from ledger_engine.audit.session import set_locally
 from ledger_engine.audit.verify import counts_check
 
 COUNTS = "batch counts in scope equal the rows they describe"
@@ -39,6 +41,7 @@ def verify_batches(engine: Engine, ledger: StreamingLedger) -> tuple[AuditScope,
     with engine.connect() as conn:
         conn = conn.execution_options(isolation_level="REPEATABLE READ")
         with conn.begin():
+            set_locally(conn)
             mark = last_mark(conn)
             scope = batch_scope(conn, mark)
             checks = [

@@ -43,11 +43,11 @@ import logging
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from sqlalchemy import create_engine
+from sqlalchemy import create_engine, make_url
 
 from ledger_engine.audit.findings import CheckResult
 from ledger_engine.config import PROJECT_ROOT
@@ -461,12 +461,24 @@ ORDER BY b.batch_id
 """.strip()
 
 
-def rows_expectation(name: str, query: str, description: str) -> Expectation:
-    """A rule as SQL returning the offending rows, under its short check name."""
+def rows_expectation(name: str, query: str, description: str, *, once: bool = False) -> Expectation:
+    """A rule as SQL returning the offending rows, under its short check name; with `once`,
+    the variant that runs its query once instead of twice (`rows_once`)."""
     import great_expectations as gx
 
-    return gx.expectations.UnexpectedRowsExpectation(
-        unexpected_rows_query=query, description=description, meta={_CHECK_NAME: name}
+    from ledger_engine.audit.rows_once import UnexpectedRowsOnceExpectation
+
+    kind = UnexpectedRowsOnceExpectation if once else gx.expectations.UnexpectedRowsExpectation
+    return kind(unexpected_rows_query=query, description=description, meta={_CHECK_NAME: name})
+
+
+def rule_expectation(rule: str, name: str, query: str, description: str) -> Expectation:
+    """One of the rules whose findings a shared query gives as rows (`rule`, `finding`),
+    under its short check name (`rows_once.UnexpectedRowsOfRuleExpectation`)."""
+    from ledger_engine.audit.rows_once import UnexpectedRowsOfRuleExpectation
+
+    return UnexpectedRowsOfRuleExpectation(
+        unexpected_rows_query=query, rule=rule, description=description, meta={_CHECK_NAME: name}
     )
 
 
@@ -579,6 +591,16 @@ class SuiteSpec:
     checkpoint_name: str
     result_format: Mapping[str, Any]
     build: Callable[[], list[Expectation]]  # the suite's expectations in report order
+    # PostgreSQL settings of the suite's sessions (name -> value), given as the connection's
+    # `options`: the run's URL carries them, no stored configuration does.
+    session_settings: Mapping[str, str] = field(default_factory=dict)
+    # Data Docs after each run: the whole site through the checkpoint's action (`SITE`: the
+    # run's page, the suite's page and the index, which reads the latest validation results),
+    # or only the run's own page (`RUN_PAGE`), which is what its checks link to.
+    data_docs: str = "site"
+
+
+SITE, RUN_PAGE = "site", "run_page"  # `SuiteSpec.data_docs`
 
 
 def integrity_suite() -> SuiteSpec:
@@ -606,20 +628,21 @@ def run_expectations(
 def run_suite(
     spec: SuiteSpec, database_url: str, project_root: Path = DEFAULT_PROJECT_ROOT
 ) -> list[CheckResult]:
-    """Run the checkpoint of the suite `spec` against `database_url` and build Data Docs.
+    """Run the checkpoint of the suite `spec` against `database_url` and render Data Docs.
 
     `database_url` is the SQLAlchemy URL of the system of record (`postgresql://...` is
     accepted too); it reaches Great Expectations at run time only. `project_root` holds the
     file context (`<project_root>/gx`), created or brought up to date first (the suite's own
     files only: another suite's are left as they are). Returns one `CheckResult` per
     expectation, in suite order: a short `name`, up to `MAX_FINDINGS` `findings` (offending
-    rows) when it fails, and the Data Docs index page as `link`. Can be called repeatedly in
-    one process, for the same database or different ones.
+    rows) when it fails, and as `link` the Data Docs index page (`SITE`) or the run's own page
+    (`RUN_PAGE`: see `SuiteSpec.data_docs`). Can be called repeatedly in one process, for the
+    same database or different ones.
 
     Raises `sqlalchemy.exc.OperationalError` if the database cannot be reached: that is no
     finding about the data, and Great Expectations would bury it under a traceback per rule.
     """
-    url = to_sqlalchemy_url(database_url)
+    url = with_session_settings(to_sqlalchemy_url(database_url), spec.session_settings)
     _check_reachable(url)
     with _RUN_LOCK, _quiet():
         context = _open_context(Path(project_root), url)
@@ -630,13 +653,31 @@ def run_suite(
                 for definition in checkpoint.validation_definitions
                 for e in definition.suite.expectations
             ]
-            checks = _check_results(checkpoint.run(), _data_docs_index(context))
+            result = checkpoint.run()
+            if spec.data_docs == RUN_PAGE:
+                link = _build_run_pages(context, result)
+            else:
+                link = _data_docs_index(context)
+            checks = _check_results(result, link)
             # Great Expectations returns results in its own order; report them in the suite's.
             return sorted(
                 checks, key=lambda c: order.index(c.name) if c.name in order else len(order)
             )
         finally:
             _dispose_engines(context)
+
+
+def with_session_settings(database_url: str, settings: Mapping[str, str]) -> str:
+    """`database_url` whose sessions start with `settings` (PostgreSQL's `options`, `-c
+    name=value` each, after any the URL already gives)."""
+    if not settings:
+        return database_url
+    url = make_url(database_url)
+    given = url.query.get("options", "")
+    if not isinstance(given, str):  # the same option named twice: keep them in order
+        given = " ".join(given)
+    options = " ".join([given, *(f"-c {name}={value}" for name, value in settings.items())])
+    return url.update_query_dict({"options": options.strip()}).render_as_string(hide_password=False)
 
 
 def _check_reachable(database_url: str) -> None:
@@ -653,6 +694,9 @@ def _open_context(project_root: Path, database_url: str) -> FileDataContext:
     Data Docs index."""
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
+
+    # Registers the batch suite's expectation type, which the context's stored suites name.
+    import ledger_engine.audit.rows_once  # noqa: F401
 
     project_root.mkdir(parents=True, exist_ok=True)
     context = gx.get_context(
@@ -747,17 +791,18 @@ def _ensure_checkpoint(context: FileDataContext, spec: SuiteSpec) -> Checkpoint:
             gx.ValidationDefinition(name=name, data=definition, suite=suite)
         )
     checkpoint = _existing(context.checkpoints, spec.checkpoint_name)
+    actions = [] if spec.data_docs == RUN_PAGE else [DATA_DOCS_ACTION_NAME]
     if (
         checkpoint is None
         or [v.id for v in checkpoint.validation_definitions] != [validation.id]
-        or [a.name for a in checkpoint.actions] != [DATA_DOCS_ACTION_NAME]
+        or [a.name for a in checkpoint.actions] != actions
         or checkpoint.result_format != dict(spec.result_format)
     ):
         checkpoint = context.checkpoints.add_or_update(
             gx.Checkpoint(
                 name=spec.checkpoint_name,
                 validation_definitions=[validation],
-                actions=[gx.checkpoint.UpdateDataDocsAction(name=DATA_DOCS_ACTION_NAME)],
+                actions=[gx.checkpoint.UpdateDataDocsAction(name=name) for name in actions],
                 result_format=dict(spec.result_format),
             )
         )
@@ -772,6 +817,22 @@ def _existing(factory: Any, name: str) -> Any:
         return factory.get(name)
     except (DataContextError, KeyError, ValueError):
         return None
+
+
+def _build_run_pages(context: FileDataContext, result: CheckpointResult) -> str | None:
+    """Render the Data Docs page of each validation of `result` (the index and the suites'
+    pages are left as they are); the URL of the first."""
+    pages = list(result.run_results)
+    context.build_data_docs(
+        site_names=[DATA_DOCS_SITE], resource_identifiers=pages, build_index=False
+    )
+    for page in pages:
+        for site in context.get_docs_sites_urls(
+            resource_identifier=page, site_name=DATA_DOCS_SITE, only_if_exists=True
+        ):
+            if site.get("site_url"):
+                return str(site["site_url"])
+    return None
 
 
 def _data_docs_index(context: FileDataContext) -> str | None:

@@ -30,31 +30,67 @@ from sqlalchemy import Connection, text
 from ledger_engine.api import StreamingLedger, Table
 from ledger_engine.audit.findings import AuditScope, CheckResult
 from ledger_engine.audit.merkle import EMPTY_ROOT, MODULUS, root_of
-from ledger_engine.audit.snapshots import SUITE, bucket_digests, log_key_json, recorded_tree
+from ledger_engine.audit.snapshots import (
+    SUITE,
+    digest_of_word_sums,
+    log_key_json,
+    recorded_tree,
+)
 
 _ROOTS = text("SELECT merkle_roots FROM ledger_batches WHERE batch_id = :batch_id")
 
-# Each key written in scope with its first `before` and its last `after` in the scope; `side`
-# is one of those two fixed column names. The range and the table name are bound. The scope's
-# entries are read along the primary key, by batch alone (`OFFSET 0` keeps the table name out
-# of that scan: see batch_expectations._SCOPE_CHANGES for why).
-_NET_CHANGES = sql.SQL(
-    """SELECT {key_json}, ledger_canonical_json({side})
+# The canonical JSON of a jsonb value, as `ledger_canonical_json` gives it: for a scalar (a
+# number, in the bank's tables) it is the value's text, which that PL/pgSQL function returns
+# too, so the function is called for objects and arrays only (a call per value cost most of
+# this check's time).
+_CANONICAL = (
+    "CASE WHEN jsonb_typeof({v}) IN ('object', 'array')"
+    " THEN ledger_canonical_json({v}) ELSE {v}::text END"
+)
+# Per bucket, the leaves of each key written in scope: as its last `after` in the scope (the
+# tree now) and as its first `before` (the tree before the scope), summed word by word as
+# `snapshots.bucket_digests` sums them; a NULL side (no row) has no leaf. The scope's entries
+# of the table are read once, along the primary key by batch alone (`OFFSET 0` keeps the
+# table name out of that scan: see batch_expectations._entries), and sorted once by key
+# (bytewise: any order groups a key's changes, and it sorts faster than the database's
+# collation) and order for both the first `before` (DISTINCT ON) and the last `after` (a
+# window). The range and the table name are bound.
+_NET_SUMS = sql.SQL(
+    """SELECT bucket,
+       sum(a0), count(*) FILTER (WHERE a0 < 0), sum(a1), count(*) FILTER (WHERE a1 < 0),
+       sum(a2), count(*) FILTER (WHERE a2 < 0), sum(a3), count(*) FILTER (WHERE a3 < 0),
+       sum(b0), count(*) FILTER (WHERE b0 < 0), sum(b1), count(*) FILTER (WHERE b1 < 0),
+       sum(b2), count(*) FILTER (WHERE b2 < 0), sum(b3), count(*) FILTER (WHERE b3 < 0)
 FROM (
-    SELECT c.key,
-           (array_agg(c.before ORDER BY c.batch_id, c.position, c.seq))[1] AS before,
-           (array_agg(c.after ORDER BY c.batch_id DESC, c.position DESC, c.seq DESC))[1]
-               AS after
+    SELECT ledger_merkle_bucket(key_json) AS bucket,
+           ledger_merkle_word(after_leaf, 0) AS a0, ledger_merkle_word(after_leaf, 1) AS a1,
+           ledger_merkle_word(after_leaf, 2) AS a2, ledger_merkle_word(after_leaf, 3) AS a3,
+           ledger_merkle_word(before_leaf, 0) AS b0, ledger_merkle_word(before_leaf, 1) AS b1,
+           ledger_merkle_word(before_leaf, 2) AS b2, ledger_merkle_word(before_leaf, 3) AS b3
     FROM (
-        SELECT s.batch_id, s.position, s.seq, s.table_name, s.key, s.before, s.after
-        FROM ledger_change_log AS s
-        WHERE s.batch_id BETWEEN %s AND %s
+        SELECT key_json,
+               ledger_merkle_leaf(key_json, {after_json}) AS after_leaf,
+               ledger_merkle_leaf(key_json, {before_json}) AS before_leaf
+        FROM (
+            SELECT DISTINCT ON (c.key COLLATE "C") {key_json} AS key_json, c.before,
+                   last_value(c.after) OVER (
+                       PARTITION BY c.key COLLATE "C" ORDER BY c.batch_id, c.position, c.seq
+                       ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING
+                   ) AS after
+            FROM (
+                SELECT s.table_name, s.key, s.batch_id, s.position, s.seq, s.before, s.after
+                FROM ledger_change_log AS s
+                WHERE s.batch_id BETWEEN %s AND %s
+                OFFSET 0
+            ) AS c
+            WHERE c.table_name = %s
+            ORDER BY c.key COLLATE "C", c.batch_id, c.position, c.seq
+        ) AS net
         OFFSET 0
-    ) AS c
-    WHERE c.table_name = %s
-    GROUP BY c.key
-) AS net
-WHERE {side} IS NOT NULL"""
+    ) AS leaves
+    OFFSET 0
+) AS words
+GROUP BY bucket"""
 )
 
 
@@ -92,9 +128,7 @@ def _movement_findings(
 ) -> list[str]:
     """A finding if the stored digests less the scope's net changes do not hash to `expected`,
     the root of the batch before the scope."""
-    params = (scope.first_batch, scope.last_batch, table.name)
-    after = bucket_digests(conn, _net_rows(table, "after"), params=params)
-    before = bucket_digests(conn, _net_rows(table, "before"), params=params)
+    after, before = _net_digests(conn, table, scope)
     rewound = {
         bucket: (stored.get(bucket, 0) - after.get(bucket, 0) + before.get(bucket, 0)) % MODULUS
         for bucket in stored.keys() | after.keys() | before.keys()
@@ -113,5 +147,23 @@ def _movement_findings(
     ]
 
 
-def _net_rows(table: Table, side: str) -> sql.Composable:
-    return _NET_CHANGES.format(key_json=log_key_json(table), side=sql.SQL(side))
+def _net_digests(
+    conn: Connection, table: Table, scope: AuditScope
+) -> tuple[dict[int, int], dict[int, int]]:
+    """The bucket digests (bucket -> digest; zero digests left out) of the keys written in
+    scope as their last `after` and as their first `before`, from one read of the scope."""
+    query = _NET_SUMS.format(
+        key_json=log_key_json(table),
+        after_json=sql.SQL(_CANONICAL.format(v="after")),
+        before_json=sql.SQL(_CANONICAL.format(v="before")),
+    )
+    cursor = conn.connection.cursor()
+    cursor.execute(query, (scope.first_batch, scope.last_batch, table.name))
+    after: dict[int, int] = {}
+    before: dict[int, int] = {}
+    for bucket, *sums in cursor.fetchall():
+        for digests, word_sums in ((after, sums[:8]), (before, sums[8:])):
+            digest = digest_of_word_sums(word_sums)
+            if digest:
+                digests[bucket] = digest
+    return after, before

@@ -18,6 +18,7 @@ from datetime import datetime
 from sqlalchemy import Connection, Engine, text
 
 from ledger_engine.audit.findings import BATCHES, FULL, AuditScope
+from ledger_engine.audit.last_changes import advance
 
 
 @dataclass(frozen=True)
@@ -93,8 +94,9 @@ def narrowest(scopes: Iterable[AuditScope]) -> AuditScope:
 
 
 def record_mark(engine: Engine, scope: AuditScope, checks: int) -> Mark | None:
-    """Record that an audit of `scope` passed all its `checks`; None (nothing recorded) when
-    no batch had been committed."""
+    """Record that an audit of `scope` passed all its `checks`, and advance the audits' pointers
+    to each key's last change over the batches it proved (`last_changes.advance`), in one
+    transaction; None (nothing recorded) when no batch had been committed."""
     if scope.last_batch < 0 or scope.last_batch_hash is None:
         return None
     values = {
@@ -105,4 +107,5 @@ def record_mark(engine: Engine, scope: AuditScope, checks: int) -> Mark | None:
         "checks": checks,
     }
     with engine.begin() as conn:
+        advance(conn, scope.last_batch)  # first: it serialises audits recording marks at once
         return Mark(**conn.execute(_INSERT_MARK, values).one()._mapping)

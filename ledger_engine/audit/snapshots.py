@@ -20,7 +20,7 @@ table's root in each batch row (`ledger_engine.store.commit`). The audit:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -121,16 +121,23 @@ def bucket_digests(
     cursor.execute(_BUCKET_SUMS.format(rows=rows, where=where), params)
     digests: dict[int, int] = {}
     for bucket, *word_sums in cursor.fetchall():
-        digest = 0
-        for word in range(4):
-            total, negatives = word_sums[2 * word], word_sums[2 * word + 1]
-            # Each word was read as a signed 64-bit integer: add 2^64 back per negative one.
-            unsigned = int(total) + (negatives << 64)
-            digest += unsigned << (64 * (3 - word))
-        digest %= MODULUS
+        digest = digest_of_word_sums(word_sums)
         if digest:
             digests[bucket] = digest
     return digests
+
+
+def digest_of_word_sums(word_sums: Sequence[Any]) -> int:
+    """A bucket's digest from the sums of its leaves' four 64-bit words, as `_BUCKET_SUMS`
+    gives them: (sum, count of negative words) per word, most significant first; a NULL sum
+    (no leaves) counts as 0."""
+    digest = 0
+    for word in range(4):
+        total, negatives = word_sums[2 * word], word_sums[2 * word + 1]
+        # Each word was read as a signed 64-bit integer: add 2^64 back per negative one.
+        unsigned = int(total or 0) + (negatives << 64)
+        digest += unsigned << (64 * (3 - word))
+    return digest % MODULUS
 
 
 def recorded_digests(conn: Connection, table_name: str) -> dict[int, int]:

@@ -274,6 +274,119 @@ def test_the_batch_before_the_scope_must_keep_the_hash_its_audit_proved(
     )
 
 
+# --- A key's change before the scope: the recent batch, or the audits' pointer -------------
+
+CHAIN = "accounts change log in scope continues its chain"
+# bob's last change of batch 0 (where t1 paid him 30: he has 80 since).
+_BOBS_CHANGE = (
+    "SELECT batch_id, position, seq FROM ledger_change_log"
+    " WHERE table_name = 'accounts' AND key = 'bob' AND batch_id = 0"
+    " ORDER BY position DESC, seq DESC LIMIT 1"
+)
+
+
+_BOB_MADE_81 = (
+    f"UPDATE ledger_change_log SET after = '81' WHERE (batch_id, position, seq) = ({_BOBS_CHANGE})"
+)
+
+
+def pointers(engine: Engine) -> dict[tuple[str, str], tuple[int, int, int]]:
+    with engine.connect() as conn:
+        return {
+            (row.table_name, row.key): (row.batch_id, row.position, row.seq)
+            for row in conn.execute(text("SELECT * FROM ledger_audit_last_changes"))
+        }
+
+
+def recent_batches(engine: Engine) -> tuple[int, int]:
+    """(recent_from, through) of the audits' pointers."""
+    with engine.connect() as conn:
+        return tuple(
+            conn.execute(
+                text("SELECT recent_from, through FROM ledger_audit_last_changes_through")
+            ).one()
+        )
+
+
+@pytest.fixture
+def bob_written_again(audit, engine_of: Engine, commit_files) -> None:
+    """Batch 1 audited (its mark makes it the recent batch: bob, last written in batch 0, gets
+    a pointer), then batch 2, a deposit to bob: his change before the scope is batch 0's."""
+    assert audit().passed
+    commit_files(engine_of, 2, [("inbox/0003.jsonl", jsonl(deposit("d9", "bob", "silver", 5, 1)))])
+
+
+def test_a_passing_audit_points_the_keys_only_earlier_batches_wrote_at_their_last_change(
+    audit, engine_of: Engine
+) -> None:
+    assert recent_batches(engine_of) == (0, 0), "the module's audit of batch 0"
+    assert pointers(engine_of) == {}, "batch 0 is the recent batch: no key needs a pointer"
+
+    audit()
+
+    with engine_of.connect() as conn:
+        bobs_change = tuple(conn.execute(text(_BOBS_CHANGE)).one())
+    assert recent_batches(engine_of) == (1, 1)
+    assert set(pointers(engine_of)) == {("accounts", "bob"), ("asset_ledger", "silver")}
+    assert pointers(engine_of)[("accounts", "bob")] == bobs_change
+
+
+@pytest.mark.usefixtures("bob_written_again")
+def test_a_change_before_the_recent_batch_is_read_where_its_pointer_points(
+    audit, engine_of: Engine
+) -> None:
+    tamper(
+        engine_of,
+        _BOB_MADE_81,
+    )
+
+    report = audit()
+
+    assert report.scope.first_batch == 2
+    assert set(failures(report)) == {CHAIN}
+    assert found(report, CHAIN, "key='bob'", "before=80", "previous_after=81")
+
+
+@pytest.mark.usefixtures("bob_written_again")
+def test_a_pointer_to_a_change_gone_from_the_change_log_is_a_finding(
+    audit, engine_of: Engine
+) -> None:
+    with engine_of.connect() as conn:
+        batch_id, position, seq = conn.execute(text(_BOBS_CHANGE)).one()
+    tamper(
+        engine_of,
+        f"DELETE FROM ledger_change_log WHERE (batch_id, position, seq) = ({_BOBS_CHANGE})",
+    )
+
+    report = audit()
+
+    assert set(failures(report)) == {CHAIN}
+    assert found(
+        report,
+        CHAIN,
+        "key='bob'",
+        f"its change before the scope (batch {batch_id}, position {position}, seq {seq})"
+        " is missing from the change log",
+    )
+
+
+@pytest.mark.usefixtures("bob_written_again")
+def test_without_current_pointers_the_change_before_the_scope_is_looked_up_by_key(
+    audit, engine_of: Engine
+) -> None:
+    tamper(
+        engine_of,
+        _BOB_MADE_81,
+        # As if a mark had been recorded by a version of the audit that keeps no pointers.
+        "UPDATE ledger_audit_last_changes_through SET through = 0, recent_from = 0",
+    )
+
+    report = audit()
+
+    assert set(failures(report)) == {CHAIN}
+    assert found(report, CHAIN, "key='bob'", "before=80", "previous_after=81")
+
+
 # --- Outside the scope: the full audit's to find ------------------------------------------
 
 

@@ -143,6 +143,44 @@ def test_a_key_first_written_in_scope_must_start_from_nothing(ledger_url: str, p
     )
 
 
+def test_an_applied_transfer_that_does_not_net_to_zero_is_named_with_its_entries(
+    ledger_url: str, project_root: Path
+):
+    # t3 (carol pays alice 20, position 2 of batch 1) is made to credit alice 21.
+    tamper(
+        ledger_url,
+        "UPDATE ledger_change_log SET after = '91'"
+        " WHERE (batch_id, position) = (1, 2) AND table_name = 'accounts' AND key = 'alice'",
+    )
+
+    results = audit(ledger_url, project_root)
+
+    transfers = "applied transfers in scope move nothing in accounts"
+    assert failed(results) == {FOLD, MONEY_ACCOUNTS, transfers}
+    assert results[transfers].findings == (
+        "request_id='t3', batch_id=1, position=2, stream='transfers', changes=2, net_change=1",
+    )
+    assert results[MONEY_ACCOUNTS].findings == (
+        "batch_id=1, net_change_accounts=6, applied_deposits_amount=5, difference=1",
+    )
+
+
+def test_a_key_written_in_scope_below_the_minimum_is_named_with_its_value(
+    ledger_url: str, project_root: Path
+):
+    tamper(ledger_url, "UPDATE accounts SET value = -1 WHERE key = 'dave'")
+
+    results = audit(ledger_url, project_root)
+
+    minimum = "no account balance written in scope below 0"
+    assert failed(results) == {FOLD, minimum}
+    assert results[minimum].findings == ("table_name='accounts', key='dave', value=-1",)
+    assert results[FOLD].findings == (
+        "key='dave', state_value=-1, change_log_value=5, last_change_batch=1,"
+        " last_change_position=4, problem='value differs from the change log'",
+    )
+
+
 def test_a_request_id_of_the_scope_executed_before_it_too_fails_uniqueness(
     ledger_url: str, project_root: Path
 ):
