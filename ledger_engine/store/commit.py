@@ -132,6 +132,9 @@ def commit_staged(
                 batch.batch_id, False, existing.batch_hash, existing.merkle_roots, {}
             )
         prev_hash = _check_follows_last(conn, batch.batch_id)
+        # Sorting a batch's row writes and change log in memory rather than in temporary
+        # files; local to the commit's transaction.
+        conn.execute(text("SET LOCAL work_mem = '256MB'"))
         _check_staging(conn, batch)
         clock.lap("check staging")
         _apply_rows(conn, ledger, batch.batch_id, clock)
@@ -176,10 +179,14 @@ def _check_follows_last(conn: Connection, batch_id: int) -> str:
 def _check_staging(conn: Connection, batch: StagedBatch) -> None:
     """The staging holds exactly what the tasks reported, and every line once."""
     cursor = conn.connection.cursor()
+    # Fresh statistics: without them the planner takes a just-filled staging table for empty
+    # and picks nested loops that take minutes instead of hash joins. Row counts are what it
+    # needs; a sample of 3,000 rows (statistics target 10) gives them in a tenth of the time
+    # of the default 30,000 (0.10 s against 1.32 s for the seven tables of 10^5 transfers).
+    cursor.execute("SET LOCAL default_statistics_target = 10")
     for name in STAGE_COLUMNS:
-        # Fresh statistics: without them the planner takes a just-filled staging table for
-        # empty and picks nested loops that take minutes instead of hash joins.
         cursor.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(name)))
+    cursor.execute("RESET default_statistics_target")
     for name in STAGE_COLUMNS:
         cursor.execute(
             sql.SQL("SELECT count(*) FROM {} WHERE batch_id = %s").format(sql.Identifier(name)),
@@ -203,14 +210,6 @@ def _check_staging(conn: Connection, batch: StagedBatch) -> None:
             f"batch {batch.batch_id}: {count} staged events at {distinct} positions "
             f"({low}..{high}) for {batch.ingested} lines: every line must end exactly once"
         )
-    cursor.execute(
-        "SELECT table_name, key, round FROM ledger_stage_rows WHERE batch_id = %s"
-        " GROUP BY table_name, key, round HAVING count(*) > 1 LIMIT 1",
-        (batch.batch_id,),
-    )
-    twice = cursor.fetchone()
-    if twice is not None:
-        raise CommitRefused(f"batch {batch.batch_id}: row {twice} written by two tasks")
     for what, query, table, outcomes in _BELONGS:
         cursor.execute(query.format(sql.Identifier(table)), (batch.batch_id, outcomes))
         stray = cursor.fetchone()[0]
@@ -259,28 +258,37 @@ _HOLDS_BEFORE = {
 
 
 def _apply_rows(conn: Connection, ledger: StreamingLedger, batch_id: int, clock: _Clock) -> None:
-    """Apply each written row's net change over the batch, after checking that the row still
-    holds the value the batch read."""
+    """Apply each written row's net change over the batch, after checking that no row was
+    written twice in one round (by two tasks), that each round's write of a row starts from
+    the round before it, and that the row still holds the value the batch read."""
     cursor = conn.connection.cursor()
+    # One sort of the staged row writes by row and round serves the checks and the net
+    # changes (three sorts before: 2.65 s on 10^5 transfers' 3.6x10^5 writes, now 0.9 s).
     cursor.execute(
-        "CREATE TEMPORARY TABLE ledger_net ON COMMIT DROP AS"
-        " SELECT table_name, key,"
-        " (array_agg(before ORDER BY round))[1] AS before,"
-        " (array_agg(after ORDER BY round DESC))[1] AS after"
-        " FROM ledger_stage_rows WHERE batch_id = %s GROUP BY table_name, key",
+        "CREATE TEMPORARY TABLE ledger_rounds ON COMMIT DROP AS"
+        " SELECT table_name, key, round, before, after,"
+        " lag(round) OVER w AS previous_round, lag(after) OVER w AS previous_after,"
+        " first_value(before) OVER w AS first_before, lead(round) OVER w IS NULL AS last"
+        " FROM ledger_stage_rows WHERE batch_id = %s"
+        " WINDOW w AS (PARTITION BY table_name, key ORDER BY round)",
         (batch_id,),
     )
     cursor.execute(
-        "SELECT table_name, key, round FROM ("
-        " SELECT table_name, key, round, before,"
-        " lag(after) OVER (PARTITION BY table_name, key ORDER BY round) AS previous,"
-        " row_number() OVER (PARTITION BY table_name, key ORDER BY round) AS nth"
-        " FROM ledger_stage_rows WHERE batch_id = %s) AS r"
-        " WHERE nth > 1 AND before IS DISTINCT FROM previous LIMIT 1",
-        (batch_id,),
+        "SELECT table_name, key, round FROM ledger_rounds WHERE round = previous_round LIMIT 1"
+    )
+    twice = cursor.fetchone()
+    if twice is not None:
+        raise CommitRefused(f"batch {batch_id}: row {twice} written by two tasks")
+    cursor.execute(
+        "SELECT table_name, key, round FROM ledger_rounds"
+        " WHERE previous_round IS NOT NULL AND before IS DISTINCT FROM previous_after LIMIT 1"
     )
     broken = cursor.fetchone()
     assert broken is None, f"a round did not start from the round before it: {broken}"
+    cursor.execute(
+        "CREATE TEMPORARY TABLE ledger_net ON COMMIT DROP AS"
+        " SELECT table_name, key, first_before AS before, after FROM ledger_rounds WHERE last"
+    )
     clock.lap("apply rows: net changes")
     for table in ledger.tables.values():
         _apply_table(cursor, table)
@@ -377,9 +385,6 @@ _MOVES = {
 
 def _move_log(conn: Connection, batch_id: int, clock: _Clock) -> None:
     cursor = conn.connection.cursor()
-    # Sorting a batch's change log in memory rather than in temporary files; local to the
-    # commit's transaction.
-    cursor.execute("SET LOCAL work_mem = '256MB'")
     for target, (source, order) in _MOVES.items():
         columns = sql.SQL(", ").join(map(sql.Identifier, ("batch_id", *STAGE_COLUMNS[source])))
         cursor.execute(
