@@ -40,6 +40,34 @@ ROWS = "rows"  # the first MAX_RESULT_RECORDS rows, as dicts
 COUNT = "count"  # how many rows the query returned
 
 
+def _run_query(
+    provider: type[QueryMetricProvider],
+    execution_engine: SqlAlchemyExecutionEngine,
+    metric_domain_kwargs: dict,
+    metric_value_kwargs: dict,
+) -> Any:
+    """Run a metric's `unexpected_rows_query` with `{batch}` filled in, as Great Expectations'
+    own query metrics do; the SQLAlchemy result."""
+    batch_selectable, _, _ = execution_engine.get_compute_domain(
+        metric_domain_kwargs, domain_type=MetricDomainTypes.TABLE
+    )
+    query = provider._get_substituted_batch_subquery_from_query_and_batch_selectable(
+        query=provider._get_query_from_metric_value_kwargs(metric_value_kwargs),
+        batch_selectable=batch_selectable,
+        execution_engine=execution_engine,
+    )
+    return execution_engine.execute_query(sa.text(query))
+
+
+def _parent_metrics(found: dict[str, Any]) -> dict[str, Any]:
+    """`UnexpectedRowsExpectation`'s two metrics, from the rows and count of one query run
+    (it would have computed them with two)."""
+    return {
+        "unexpected_rows_query.table": found[ROWS],
+        "unexpected_rows_query.row_count": found[COUNT],
+    }
+
+
 class UnexpectedRowsQueryRowsAndCount(QueryMetricProvider):
     """The rows of an unexpected-rows query (the first `MAX_RESULT_RECORDS`) and their count,
     from one execution of the query."""
@@ -57,15 +85,7 @@ class UnexpectedRowsQueryRowsAndCount(QueryMetricProvider):
         metrics: dict[str, Any],
         runtime_configuration: dict,
     ) -> dict[str, Any]:
-        batch_selectable, _, _ = execution_engine.get_compute_domain(
-            metric_domain_kwargs, domain_type=MetricDomainTypes.TABLE
-        )
-        query = cls._get_substituted_batch_subquery_from_query_and_batch_selectable(
-            query=cls._get_query_from_metric_value_kwargs(metric_value_kwargs),
-            batch_selectable=batch_selectable,
-            execution_engine=execution_engine,
-        )
-        result = execution_engine.execute_query(sa.text(query))
+        result = _run_query(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs)
         shown = result.fetchmany(MAX_RESULT_RECORDS)
         # The rest is counted, not kept: a rule's rows are its findings, few when all is well.
         count = len(shown) + sum(1 for _ in result)
@@ -84,12 +104,7 @@ class UnexpectedRowsOnceExpectation(UnexpectedRowsExpectation):
         execution_engine: ExecutionEngine | None = None,
     ) -> ExpectationValidationResult | dict:
         found = metrics[METRIC_NAME]
-        # The parent's result, from the two metrics it would have computed with two queries.
-        both = {
-            "unexpected_rows_query.table": found[ROWS],
-            "unexpected_rows_query.row_count": found[COUNT],
-        }
-        return super()._validate(both, runtime_configuration, execution_engine)
+        return super()._validate(_parent_metrics(found), runtime_configuration, execution_engine)
 
 
 # --- Several rules' rows from one query -------------------------------------------------------
@@ -116,16 +131,9 @@ class UnexpectedRowsQueryRowsByRule(QueryMetricProvider):
         metrics: dict[str, Any],
         runtime_configuration: dict,
     ) -> dict[str, dict[str, Any]]:
-        batch_selectable, _, _ = execution_engine.get_compute_domain(
-            metric_domain_kwargs, domain_type=MetricDomainTypes.TABLE
-        )
-        query = cls._get_substituted_batch_subquery_from_query_and_batch_selectable(
-            query=cls._get_query_from_metric_value_kwargs(metric_value_kwargs),
-            batch_selectable=batch_selectable,
-            execution_engine=execution_engine,
-        )
+        result = _run_query(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs)
         by_rule: dict[str, dict[str, Any]] = {}
-        for row in execution_engine.execute_query(sa.text(query)).mappings():
+        for row in result.mappings():
             found = by_rule.setdefault(row[RULE_COLUMN], {ROWS: [], COUNT: 0})
             if found[COUNT] < MAX_RESULT_RECORDS:
                 found[ROWS].append(dict(row[FINDING_COLUMN]))
@@ -152,8 +160,4 @@ class UnexpectedRowsOfRuleExpectation(UnexpectedRowsExpectation):
         execution_engine: ExecutionEngine | None = None,
     ) -> ExpectationValidationResult | dict:
         found = metrics[SHARED_METRIC_NAME].get(self.rule, {ROWS: [], COUNT: 0})
-        both = {
-            "unexpected_rows_query.table": found[ROWS],
-            "unexpected_rows_query.row_count": found[COUNT],
-        }
-        return super()._validate(both, runtime_configuration, execution_engine)
+        return super()._validate(_parent_metrics(found), runtime_configuration, execution_engine)

@@ -36,12 +36,8 @@ from ledger_engine.spark.codec import (
     batch_of,
     event_blob,
     list_array,
-    spark_ddl,
 )
 from ledger_engine.values import key_text
-
-# `status` of an admitted event: it runs, or admission ended it (REJECTED, DUPLICATE).
-RUNS = "runs"
 
 ScreenTask = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 
@@ -183,10 +179,6 @@ def screen_files_task(ledger: StreamingLedger, offsets: dict[str, int]) -> Scree
             yield from screener.flush()
 
     return task
-
-
-def screened_ddl() -> str:
-    return spark_ddl(SCREENED)
 
 
 # The columns of the screened events that admission and planning read, on the driver.
