@@ -27,23 +27,36 @@ MODULUS = 1 << 256
 
 def bucket_of(key: Any) -> int:
     """The bucket of a key: the top `BUCKET_BITS` bits of the hash of its canonical JSON."""
-    digest = hashlib.sha256(canonical_utf8(key)).digest()
-    return int.from_bytes(digest[:2], "big") >> (16 - BUCKET_BITS)
+    return _bucket(canonical_utf8(key))
 
 
 def leaf(key: Any, value: Any) -> int:
     """The leaf of a row, a 256-bit number."""
-    return int.from_bytes(hashlib.sha256(canonical_utf8([key, value])).digest(), "big")
+    return _leaf(canonical_utf8(key), value)
 
 
 def change_delta(key: Any, before: Any, after: Any) -> tuple[int, int]:
     """(bucket, digest delta) of a row going from `before` to `after` (`None`: absent)."""
+    key_json = canonical_utf8(key)  # once for the bucket and both leaves
     delta = 0
     if after is not None:
-        delta += leaf(key, after)
+        delta += _leaf(key_json, after)
     if before is not None:
-        delta -= leaf(key, before)
-    return bucket_of(key), delta % MODULUS
+        delta -= _leaf(key_json, before)
+    return _bucket(key_json), delta % MODULUS
+
+
+def _bucket(key_json: bytes) -> int:
+    digest = hashlib.sha256(key_json).digest()
+    return int.from_bytes(digest[:2], "big") >> (16 - BUCKET_BITS)
+
+
+def _leaf(key_json: bytes, value: Any) -> int:
+    # The canonical JSON of [key, value] is "[" key "," value "]" (no spaces); an int's is its
+    # decimal digits, written here without the encoder (most values are balances).
+    value_json = str(value).encode() if type(value) is int else canonical_utf8(value)
+    row_json = b"[" + key_json + b"," + value_json + b"]"
+    return int.from_bytes(hashlib.sha256(row_json).digest(), "big")
 
 
 def add_deltas(digests: dict[int, int], deltas: Iterable[tuple[int, int]]) -> None:

@@ -230,8 +230,9 @@ class BatchExecutor:
                 work = work.unionByName(
                     carried_rows(needs, written, placement, round_), allowMissingColumns=True
                 )
-            emit_nets = carry and round_ < schedule.rounds - 1
-            task = execute_task(self.ledger, source, sink, round_, emit_nets)
+            read_later = round_ < schedule.rounds - 1
+            emit_nets = carry and read_later
+            task = execute_task(self.ledger, source, sink, round_, read_later, emit_nets)
             output = bin_order(work, self.bins).mapInArrow(task, output_ddl()).persist()
             output.count()  # run the round now: the next one starts from its writes
             outputs.append(output)

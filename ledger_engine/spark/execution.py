@@ -125,9 +125,12 @@ class Sink(Protocol):
         """Take a chunk of executed transactions (in batch order); return OUTPUT records."""
         ...
 
-    def round_done(self, round_: int, nets: dict[RowKey, NetChange]) -> Iterable[pa.RecordBatch]:
+    def round_done(
+        self, round_: int, nets: dict[RowKey, NetChange], read_later: bool
+    ) -> Iterable[pa.RecordBatch]:
         """Take the net change of every row the task wrote in the round (empty unless
-        `wants_nets`)."""
+        `wants_nets`); `read_later`: a later round of the batch reads the rows this round
+        wrote."""
         ...
 
     wants_nets: bool
@@ -239,13 +242,21 @@ def bin_order(work: DataFrame, bins: int) -> DataFrame:
 
 
 def execute_task(
-    ledger: StreamingLedger, source: RowSource, sink: Sink, round_: int, emit_nets: bool
+    ledger: StreamingLedger,
+    source: RowSource,
+    sink: Sink,
+    round_: int,
+    read_later: bool,
+    emit_nets: bool,
 ) -> Task:
     """The task of one bin (or several, merged in batch order) of one round.
 
     Records arrive rows first, then events by position; events are executed chunk by chunk
-    as they arrive, so a task holds its rows but never all its events.
+    as they arrive, so a task holds its rows but never all its events. `read_later`: a later
+    round of the batch reads this round's writes; `emit_nets`: they travel to it as NET
+    records (an in-memory row source, which does not see the sink's writes).
     """
+    assert read_later or not emit_nets, "only a round that a later one reads emits its nets"
     tables = tables_by_index(ledger)
     streams = ledger.streams
 
@@ -312,7 +323,7 @@ def execute_task(
             clock.lap("sink")
             yield from outputs
         clock.lap("input")
-        outputs = list(sink.round_done(round_, nets))
+        outputs = list(sink.round_done(round_, nets, read_later))
         if emit_nets:
             outputs.extend(_net_records(ledger, nets))
         clock.lap("sink")

@@ -5,9 +5,11 @@
 - `PostgresRows` is the row source of executing tasks: each task reads the rows its chunk of
   transactions touches, one query per table, on top of which it reads the net changes that
   earlier rounds of the same batch staged (`ledger_stage_rows`).
-- `PostgresSink` stages, from each task, its events, changes, results, rejections, duplicates,
-  executed request ids and net row changes (`ledger_engine.store.staging`), and reports what it
-  staged and the Merkle bucket deltas of its row changes to the driver (tag SUMMARY).
+- `PostgresSink` stages, from each task, its events, changes, results, rejections, duplicates
+  and executed request ids (`ledger_engine.store.staging`), and the net row changes of a
+  round that a later round of the batch reads; it reports what it staged and the Merkle
+  bucket deltas of its row changes to the driver (tag SUMMARY). The commit finds each row's
+  net change in the staged change log, so a batch of one round stages every row write once.
 
 Every task opens its own connection and stages in its own transaction; the batch's commit on
 the driver moves everything into the ledger in one transaction.
@@ -33,7 +35,6 @@ from ledger_engine.partition import Executed, NetChange, RowKey
 from ledger_engine.spark.codec import OUTPUT, PICKLE, SUMMARY, batch_of, event_of
 from ledger_engine.spark.execution import EventLine, Task
 from ledger_engine.store.staging import (
-    SETTLING_ROUND,
     Stager,
     change_row,
     clean_text,
@@ -78,7 +79,7 @@ class PostgresRows:
                 cursor.execute(
                     "SELECT DISTINCT ON (key) key, after FROM ledger_stage_rows"
                     " WHERE batch_id = %s AND table_name = %s AND key = ANY(%s)"
-                    " AND round >= 0 AND round < %s ORDER BY key, round DESC",
+                    " AND round < %s ORDER BY key, round DESC",
                     (self.batch_id, table.name, texts, round_),
                 )
                 for text, after in cursor.fetchall():
@@ -172,12 +173,17 @@ class PostgresSink:
         self._merkle = {}
         yield batch_of(OUTPUT, {"tag": [SUMMARY], "blob": [pickle.dumps(summary, PICKLE)]})
 
-    def _nets(self, stager: Stager, round_: int, nets: dict[RowKey, NetChange]) -> None:
+    def _merkle_deltas(self, nets: dict[RowKey, NetChange]) -> None:
         for (table, key), net in nets.items():
-            stager.add("ledger_stage_rows", net_row(table, key, round_, net.before, net.after))
             bucket, delta = change_delta(key, net.before, net.after)
             slot = (table, bucket)
             self._merkle[slot] = (self._merkle.get(slot, 0) + delta) % MODULUS
+
+    @staticmethod
+    def _stage_nets(stager: Stager, round_: int, nets: dict[RowKey, NetChange]) -> None:
+        """The rows a later round reads (`PostgresRows`); nobody else reads them."""
+        for (table, key), net in nets.items():
+            stager.add("ledger_stage_rows", net_row(table, key, round_, net.before, net.after))
 
     # -- Sink ------------------------------------------------------------------------------
 
@@ -228,9 +234,13 @@ class PostgresSink:
                 )
         return iter(())
 
-    def round_done(self, round_: int, nets: dict[RowKey, NetChange]) -> Iterator[pa.RecordBatch]:
+    def round_done(
+        self, round_: int, nets: dict[RowKey, NetChange], read_later: bool
+    ) -> Iterator[pa.RecordBatch]:
         stager = self._open(f"round{round_}")
-        self._nets(stager, round_, nets)
+        self._merkle_deltas(nets)
+        if read_later:
+            self._stage_nets(stager, round_, nets)
         yield from self._done()
 
     # -- SettledSink -----------------------------------------------------------------------
@@ -241,7 +251,7 @@ class PostgresSink:
         stager = self._open("settle")
         for item in items:
             stager.add("ledger_stage_change_log", change_row(item.position, item.seq, item.change))
-        self._nets(stager, SETTLING_ROUND, nets)
+        self._merkle_deltas(nets)
         return iter(())
 
     def settle_done(self) -> Iterator[pa.RecordBatch]:

@@ -66,7 +66,9 @@ class CollectSink:
         blob = pickle.dumps([pack(item) for item in items], PICKLE)
         yield batch_of(OUTPUT, {"tag": [OUTCOMES], "blob": [blob]})
 
-    def round_done(self, round_: int, nets: dict[RowKey, NetChange]) -> Iterator[pa.RecordBatch]:
+    def round_done(
+        self, round_: int, nets: dict[RowKey, NetChange], read_later: bool
+    ) -> Iterator[pa.RecordBatch]:
         return iter(())
 
     def settled(

@@ -60,8 +60,6 @@ STAGE_COLUMNS: dict[str, tuple[str, ...]] = {
     "ledger_stage_rows": ("table_name", "key", "round", "before", "after"),
 }
 
-SETTLING_ROUND = -1  # the `round` of a deferred row's settled net change
-
 
 def dsn_of(url: str) -> str:
     """A libpq connection string from a SQLAlchemy URL."""

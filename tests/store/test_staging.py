@@ -154,8 +154,23 @@ def test_a_missing_event_is_refused(engine: Engine, staged) -> None:
 
 
 def test_a_row_written_by_two_tasks_of_a_round_is_refused(engine: Engine, staged) -> None:
-    tamper(engine, "UPDATE ledger_stage_rows SET key = 'a0' WHERE key = 'a1' AND round = 0")
+    # The transfer's change of a1 staged by another task of round 0 than a1's deposit.
+    tamper(
+        engine,
+        "UPDATE ledger_stage_change_log SET slot = 'round0:99' WHERE key = 'a1' AND position = 3",
+    )
     refuses(engine, staged, "written by two tasks")
+
+
+def test_a_change_that_does_not_start_from_the_one_before_is_refused(
+    engine: Engine, staged
+) -> None:
+    # a1 received 100, so the transfer's change of it starts from 100, not 99.
+    tamper(
+        engine,
+        "UPDATE ledger_stage_change_log SET before = '99' WHERE key = 'a1' AND position = 3",
+    )
+    refuses(engine, staged, "does not start from the row's change before it")
 
 
 def test_staged_changes_of_an_event_that_was_not_applied_are_refused(
