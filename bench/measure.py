@@ -34,31 +34,80 @@ from bench.workloads import opening_deposits, opening_state, transfers
 EVENTS_PER_FILE = 10_000
 
 
-class PeakMemory:
-    """Samples the resident memory of this process tree every 100 ms."""
+class ProcessSampler:
+    """Samples, every 100 ms, the resident memory of this process tree (its peak) and the CPU
+    seconds of every process that works for the measurement, by kind (`cpu_kind`): this
+    process, its Spark JVM and Python workers, and the PostgreSQL server's processes. On a
+    machine of two cores, the CPU by kind says where the time goes when every kind is busy
+    at once; the server's processes are on the same cores (a server elsewhere would count
+    nothing here, and its processes are counted whatever database they serve)."""
 
     def __init__(self) -> None:
         self.peak = 0
+        self.wall = 0.0  # seconds from the start to the stop, the window of the CPU figures
+        self._clock = 0.0
+        self._started: dict[int, float] = {}  # pid -> CPU seconds when first seen
+        self._latest: dict[int, tuple[str, float]] = {}  # pid -> (kind, CPU seconds)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
     def _sample(self) -> None:
         me = psutil.Process()
+        baseline = True  # processes already running at the start count from there
         while not self._stop.is_set():
-            total = 0
-            for process in [me, *me.children(recursive=True)]:
-                with contextlib.suppress(psutil.Error):
-                    total += process.memory_info().rss
-            self.peak = max(self.peak, total)
+            self._sample_once(me, baseline)
+            baseline = False
             self._stop.wait(0.1)
 
-    def __enter__(self) -> PeakMemory:
+    def _sample_once(self, me: psutil.Process, baseline: bool) -> None:
+        total = 0
+        tree = [me, *me.children(recursive=True)]
+        for process in tree:
+            with contextlib.suppress(psutil.Error):
+                total += process.memory_info().rss
+        self.peak = max(self.peak, total)
+        tree_pids = {p.pid for p in tree}
+        for process in psutil.process_iter(["name"]):
+            with contextlib.suppress(psutil.Error):
+                kind = cpu_kind(process, me.pid, tree_pids)
+                if kind is None:
+                    continue
+                times = process.cpu_times()
+                seconds = times.user + times.system
+                self._started.setdefault(process.pid, seconds if baseline else 0.0)
+                self._latest[process.pid] = (kind, seconds)
+
+    def cpu_seconds(self) -> dict[str, float]:
+        """CPU seconds by kind of process, from the start to the last sample."""
+        by_kind: dict[str, float] = {}
+        for pid, (kind, seconds) in self._latest.items():
+            by_kind[kind] = by_kind.get(kind, 0.0) + seconds - self._started[pid]
+        return dict(sorted(by_kind.items(), key=lambda item: -item[1]))
+
+    def __enter__(self) -> ProcessSampler:
+        self._clock = time.perf_counter()
         self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
+        self._sample_once(psutil.Process(), baseline=False)  # the last word on every process
+        self.wall = time.perf_counter() - self._clock
+
+
+def cpu_kind(process: psutil.Process, me: int, tree: set[int]) -> str | None:
+    """What a process is to the measurement, or None if it is none of ours."""
+    if process.pid == me:
+        return "driver (this process)"
+    if process.pid in tree:
+        return "Spark JVM" if process.info["name"] == "java" else "Python workers"
+    if process.info["name"] != "postgres":
+        return None
+    # A server process names its job in its title: "postgres: 15/main: user database host"
+    # for a client's backend, "postgres: 15/main: checkpointer" and so on for the rest.
+    title = " ".join(process.cmdline())
+    return "PostgreSQL backends" if "(" in title or "[local]" in title else "PostgreSQL other"
 
 
 def _plain(args: argparse.Namespace) -> dict[str, Any]:
@@ -269,7 +318,7 @@ def main() -> None:
     parser.add_argument("--batch-events", type=int, default=100_000)
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
-    with PeakMemory() as memory:
+    with ProcessSampler() as sampler:
         result = APPROACHES[args.approach](args)
     size = args.accounts if args.approach == "seed" else args.size
     result.update(
@@ -277,7 +326,9 @@ def main() -> None:
         workload=args.workload,
         size=size,
         tps=size / result["seconds"],
-        peak_mb=memory.peak / 2**20,
+        peak_mb=sampler.peak / 2**20,
+        cpu_seconds=sampler.cpu_seconds(),
+        sampled_seconds=sampler.wall,
     )
     Path(args.out).write_text(json.dumps(result, indent=2, default=str))
 

@@ -245,6 +245,7 @@ def markdown(results: list[dict[str, Any]], comparisons: list[dict[str, Any]], m
         lines.append(f"| {c['workload']} | {c['size']:,} | " + " | ".join(cells) + " |")
     lines += ["", "## Where the time goes", ""]
     largest = max((r["size"] for r in results), default=0)
+    lines += cpu_table([r for r in results if r["size"] == largest])
     for r in results:
         if r["size"] != largest or r["approach"] not in ("spark", "pipeline"):
             continue
@@ -286,6 +287,32 @@ def markdown(results: list[dict[str, Any]], comparisons: list[dict[str, Any]], m
         )
         lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def cpu_table(results: list[dict[str, Any]]) -> list[str]:
+    """Markdown lines: each measurement's CPU seconds by kind of process beside the wall
+    seconds of the same window, its whole process (setup included; on two cores the CPU is
+    at most twice the wall)."""
+    kinds = sorted({k for r in results for k in r.get("cpu_seconds", {})})
+    if not kinds:
+        return []
+    lines = [
+        "CPU seconds by process beside the wall seconds of the same window: the whole"
+        " measuring process, setup included (the server's processes too; on two cores the"
+        " CPU is at most twice the wall):",
+        "",
+        "| workload | variant | wall | " + " | ".join(kinds) + " | all |",
+        "| --- | --- | ---: | " + " | ".join("---:" for _ in kinds) + " | ---: |",
+    ]
+    for r in results:
+        cpu = r.get("cpu_seconds", {})
+        cells = [f"{cpu[k]:.1f}" if k in cpu else "" for k in kinds]
+        lines.append(
+            f"| {r['workload']} | {r['variant']} | {r.get('sampled_seconds', 0.0):.1f} | "
+            + " | ".join(cells)
+            + f" | {sum(cpu.values()):.1f} |"
+        )
+    return [*lines, ""]
 
 
 # The phases of a task's profile that are the transactions' own work: everything else is

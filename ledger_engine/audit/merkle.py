@@ -27,23 +27,53 @@ MODULUS = 1 << 256
 
 def bucket_of(key: Any) -> int:
     """The bucket of a key: the top `BUCKET_BITS` bits of the hash of its canonical JSON."""
-    return _bucket(canonical_utf8(key))
+    return _bucket(_key_json(key))
 
 
 def leaf(key: Any, value: Any) -> int:
     """The leaf of a row, a 256-bit number."""
-    return _leaf(canonical_utf8(key), value)
+    return _leaf(_key_json(key), value)
 
 
 def change_delta(key: Any, before: Any, after: Any) -> tuple[int, int]:
     """(bucket, digest delta) of a row going from `before` to `after` (`None`: absent)."""
-    key_json = canonical_utf8(key)  # once for the bucket and both leaves
+    key_json = _key_json(key)
+    return _bucket(key_json), _row_delta(key_json, before, after) % MODULUS
+
+
+def bucket_deltas(changes: Iterable[tuple[Any, Any, Any]]) -> dict[int, int]:
+    """The digest delta of each bucket that rows going from `before` to `after` (`None`:
+    absent) change, from (key, before, after) of each row; buckets whose delta is 0 too.
+
+    The sink's hot path: each key is encoded once for its bucket and both leaves, and the
+    sums are reduced modulo 2**256 once per bucket rather than per row."""
+    sums: dict[int, int] = {}
+    for key, before, after in changes:
+        key_json = _key_json(key)
+        bucket = _bucket(key_json)
+        sums[bucket] = sums.get(bucket, 0) + _row_delta(key_json, before, after)
+    return {bucket: delta % MODULUS for bucket, delta in sums.items()}
+
+
+def _row_delta(key_json: bytes, before: Any, after: Any) -> int:
     delta = 0
     if after is not None:
         delta += _leaf(key_json, after)
     if before is not None:
         delta -= _leaf(key_json, before)
-    return _bucket(key_json), delta % MODULUS
+    return delta
+
+
+def _key_json(key: Any) -> bytes:
+    # Printable ASCII without a quote or a backslash is its own JSON inside quotes (most
+    # keys); an int is its digits; anything else goes through the canonical encoder.
+    kind = type(key)
+    plain = kind is str and key.isascii() and key.isprintable()
+    if plain and '"' not in key and "\\" not in key:
+        return b'"' + key.encode() + b'"'
+    if kind is int:
+        return str(key).encode()
+    return canonical_utf8(key)
 
 
 def _bucket(key_json: bytes) -> int:

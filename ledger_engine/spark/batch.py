@@ -256,7 +256,7 @@ class BatchExecutor:
             for output in outputs[1:]:
                 pending = pending.unionByName(output)
             settled = (
-                pending_by_row(pending)
+                pending_by_row(pending, self.bins)
                 .mapInArrow(settle_task(self.ledger, source, sink), output_ddl())
                 .persist()
             )

@@ -28,7 +28,7 @@ from psycopg2 import sql
 from pyspark import TaskContext
 
 from ledger_engine.api import StreamingLedger, Table
-from ledger_engine.audit.merkle import MODULUS, change_delta
+from ledger_engine.audit.merkle import MODULUS, bucket_deltas
 from ledger_engine.commutative import Settled
 from ledger_engine.model import APPLIED, DUPLICATE, REJECTED, Rejection
 from ledger_engine.partition import Executed, NetChange, RowKey
@@ -174,10 +174,13 @@ class PostgresSink:
         yield batch_of(OUTPUT, {"tag": [SUMMARY], "blob": [pickle.dumps(summary, PICKLE)]})
 
     def _merkle_deltas(self, nets: dict[RowKey, NetChange]) -> None:
+        by_table: dict[str, list[tuple[Any, Any, Any]]] = {}
         for (table, key), net in nets.items():
-            bucket, delta = change_delta(key, net.before, net.after)
-            slot = (table, bucket)
-            self._merkle[slot] = (self._merkle.get(slot, 0) + delta) % MODULUS
+            by_table.setdefault(table, []).append((key, net.before, net.after))
+        for table, changes in by_table.items():
+            for bucket, delta in bucket_deltas(changes).items():
+                slot = (table, bucket)
+                self._merkle[slot] = (self._merkle.get(slot, 0) + delta) % MODULUS
 
     @staticmethod
     def _stage_nets(stager: Stager, round_: int, nets: dict[RowKey, NetChange]) -> None:

@@ -41,12 +41,15 @@ class SettledSink(Protocol):
         ...
 
 
-def pending_by_row(outputs: DataFrame) -> DataFrame:
-    """Every pending add, grouped by row and sorted by position."""
+def pending_by_row(outputs: DataFrame, tasks: int) -> DataFrame:
+    """Every pending add, grouped by row into `tasks` tasks and sorted by position.
+
+    As many tasks as a round has bins: a settling task's fixed cost (a connection, its
+    staging transaction) is most of its work, since few rows are deferred."""
     return (
         outputs.where(F.col("tag") == PENDING)
         .select("table", "key", "position", "seq", "blob")
-        .repartition("table", "key")
+        .repartition(tasks, "table", "key")
         .sortWithinPartitions("table", "key", "position")
     )
 

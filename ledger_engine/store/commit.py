@@ -268,7 +268,8 @@ def _apply_rows(conn: Connection, ledger: StreamingLedger, batch_id: int, clock:
     # One sort of the staged changes by row and position serves the checks and the net
     # changes. The change log is the one record of the batch's row writes: the tasks stage
     # no separate net changes for the commit (a row written twice cost a batch of 10^5
-    # transfers 2.5 s in its tasks).
+    # transfers 2.5 s in its tasks). Any order groups a row's changes: bytewise ("C") sorts
+    # the 4x10^5 changes of 10^5 transfers in 0.45 s, the database's collation in 0.83 s.
     cursor.execute(
         "CREATE TEMPORARY TABLE ledger_chain ON COMMIT DROP AS"
         " SELECT table_name, key, position, before, after, slot,"
@@ -276,7 +277,8 @@ def _apply_rows(conn: Connection, ledger: StreamingLedger, batch_id: int, clock:
         " row_number() OVER w > 1 AS follows,"
         " first_value(before) OVER w AS first_before, lead(position) OVER w IS NULL AS last"
         " FROM ledger_stage_change_log WHERE batch_id = %s"
-        " WINDOW w AS (PARTITION BY table_name, key ORDER BY position, seq)",
+        ' WINDOW w AS (PARTITION BY key COLLATE "C", table_name COLLATE "C"'
+        " ORDER BY position, seq)",
         (batch_id,),
     )
     # A row's changes in one round come from the task of its bin (a settled row's, from the

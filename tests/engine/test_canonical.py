@@ -1,4 +1,4 @@
-"""The engine's fast fingerprint is the reference fingerprint, byte for byte.
+"""The engine's fast fingerprint (and Merkle leaf) is the reference one, byte for byte.
 
 `model.plain_canonical_hash` (msgspec) hashes what `values.plain_json` accepts; the reference
 is `model.canonical_hash` (Python's json module), which the audits use to recompute stored
@@ -8,10 +8,20 @@ fingerprint they cannot reproduce.
 
 from __future__ import annotations
 
+import hashlib
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger_engine.model import INT64_MAX, INT64_MIN, canonical_hash, plain_canonical_hash
+from ledger_engine.audit import merkle
+from ledger_engine.audit.merkle import BUCKET_BITS
+from ledger_engine.model import (
+    INT64_MAX,
+    INT64_MIN,
+    canonical_hash,
+    canonical_json,
+    plain_canonical_hash,
+)
 from ledger_engine.values import plain_json
 
 # Printable ASCII and every control character: what JSON escapes, and what it does not.
@@ -50,3 +60,39 @@ def test_plain_json_refuses_what_the_fast_encoder_writes_differently():
     assert not plain_json({"note": "caf\u00e9"})  # non-ASCII goes the reference way
     assert not plain_json({"note": "a\x00b"})  # PostgreSQL text holds no NUL
     assert plain_json({"note": 'tab\tquote"slash\\', "n": -(2**63), "ok": True, "x": None})
+
+
+def _reference_leaf(key, value) -> int:
+    row = canonical_json([key, value]).encode("utf-8", "surrogatepass")
+    return int.from_bytes(hashlib.sha256(row).digest(), "big")
+
+
+def _reference_bucket(key) -> int:
+    digest = hashlib.sha256(canonical_json(key).encode("utf-8", "surrogatepass")).digest()
+    return int.from_bytes(digest[:2], "big") >> (16 - BUCKET_BITS)
+
+
+KEYS = ASCII | st.text(max_size=8) | st.integers() | st.booleans()
+
+
+@settings(max_examples=400, deadline=None)
+@given(KEYS, ANY_JSON)
+def test_merkle_leaves_and_buckets_are_those_of_the_canonical_json(key, value):
+    """The leaf and bucket encode keys and ints without the JSON encoder where they can."""
+    assert merkle.leaf(key, value) == _reference_leaf(key, value)
+    assert merkle.bucket_of(key) == _reference_bucket(key)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(KEYS, st.none() | ANY_JSON, st.none() | ANY_JSON), max_size=12))
+def test_bucket_deltas_sum_each_rows_change_delta(changes):
+    expected: dict[int, int] = {}
+    for key, before, after in changes:
+        bucket, delta = merkle.change_delta(key, before, after)
+        assert bucket == _reference_bucket(key)
+        reference = (after is not None and _reference_leaf(key, after)) - (
+            before is not None and _reference_leaf(key, before)
+        )
+        assert delta == reference % merkle.MODULUS
+        expected[bucket] = (expected.get(bucket, 0) + delta) % merkle.MODULUS
+    assert merkle.bucket_deltas(changes) == expected
