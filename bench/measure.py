@@ -53,11 +53,8 @@ class ProcessSampler:
 
     def _sample(self) -> None:
         me = psutil.Process()
-        baseline = True  # processes already running at the start count from there
-        while not self._stop.is_set():
-            self._sample_once(me, baseline)
-            baseline = False
-            self._stop.wait(0.1)
+        while not self._stop.wait(0.1):
+            self._sample_once(me, baseline=False)
 
     def _sample_once(self, me: psutil.Process, baseline: bool) -> None:
         total = 0
@@ -85,6 +82,9 @@ class ProcessSampler:
         return dict(sorted(by_kind.items(), key=lambda item: -item[1]))
 
     def __enter__(self) -> ProcessSampler:
+        # The baseline before the measured work starts: processes running now count from
+        # here, processes started later from their start.
+        self._sample_once(psutil.Process(), baseline=True)
         self._clock = time.perf_counter()
         self._thread.start()
         return self
