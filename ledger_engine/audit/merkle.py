@@ -27,17 +27,17 @@ MODULUS = 1 << 256
 
 def bucket_of(key: Any) -> int:
     """The bucket of a key: the top `BUCKET_BITS` bits of the hash of its canonical JSON."""
-    return _bucket(_key_json(key))
+    return _bucket(_json(key))
 
 
 def leaf(key: Any, value: Any) -> int:
     """The leaf of a row, a 256-bit number."""
-    return _leaf(_key_json(key), value)
+    return _leaf(_json(key), value)
 
 
 def change_delta(key: Any, before: Any, after: Any) -> tuple[int, int]:
     """(bucket, digest delta) of a row going from `before` to `after` (`None`: absent)."""
-    key_json = _key_json(key)
+    key_json = _json(key)
     return _bucket(key_json), _row_delta(key_json, before, after) % MODULUS
 
 
@@ -49,7 +49,7 @@ def bucket_deltas(changes: Iterable[tuple[Any, Any, Any]]) -> dict[int, int]:
     sums are reduced modulo 2**256 once per bucket rather than per row."""
     sums: dict[int, int] = {}
     for key, before, after in changes:
-        key_json = _key_json(key)
+        key_json = _json(key)
         bucket = _bucket(key_json)
         sums[bucket] = sums.get(bucket, 0) + _row_delta(key_json, before, after)
     return {bucket: delta % MODULUS for bucket, delta in sums.items()}
@@ -64,16 +64,17 @@ def _row_delta(key_json: bytes, before: Any, after: Any) -> int:
     return delta
 
 
-def _key_json(key: Any) -> bytes:
-    # Printable ASCII without a quote or a backslash is its own JSON inside quotes (most
-    # keys); an int is its digits; anything else goes through the canonical encoder.
-    kind = type(key)
-    plain = kind is str and key.isascii() and key.isprintable()
-    if plain and '"' not in key and "\\" not in key:
-        return b'"' + key.encode() + b'"'
+def _json(value: Any) -> bytes:
+    # `canonical_utf8(value)`, written without the encoder for the common keys and values:
+    # printable ASCII without a quote or a backslash is its own JSON inside quotes, an int is
+    # its decimal digits.
+    kind = type(value)
     if kind is int:
-        return str(key).encode()
-    return canonical_utf8(key)
+        return str(value).encode()
+    printable = kind is str and value.isascii() and value.isprintable()
+    if printable and '"' not in value and "\\" not in value:
+        return b'"' + value.encode() + b'"'
+    return canonical_utf8(value)
 
 
 def _bucket(key_json: bytes) -> int:
@@ -82,10 +83,8 @@ def _bucket(key_json: bytes) -> int:
 
 
 def _leaf(key_json: bytes, value: Any) -> int:
-    # The canonical JSON of [key, value] is "[" key "," value "]" (no spaces); an int's is its
-    # decimal digits, written here without the encoder (most values are balances).
-    value_json = str(value).encode() if type(value) is int else canonical_utf8(value)
-    row_json = b"[" + key_json + b"," + value_json + b"]"
+    # The canonical JSON of [key, value] is "[" key "," value "]" (no spaces).
+    row_json = b"[" + key_json + b"," + _json(value) + b"]"
     return int.from_bytes(hashlib.sha256(row_json).digest(), "big")
 
 

@@ -274,7 +274,6 @@ def _apply_rows(conn: Connection, ledger: StreamingLedger, batch_id: int, clock:
         "CREATE TEMPORARY TABLE ledger_chain ON COMMIT DROP AS"
         " SELECT table_name, key, position, before, after, slot,"
         " lag(slot) OVER w AS previous_slot, lag(after) OVER w AS previous_after,"
-        " row_number() OVER w > 1 AS follows,"
         " first_value(before) OVER w AS first_before, lead(position) OVER w IS NULL AS last"
         " FROM ledger_stage_change_log WHERE batch_id = %s"
         ' WINDOW w AS (PARTITION BY key COLLATE "C", table_name COLLATE "C"'
@@ -283,9 +282,9 @@ def _apply_rows(conn: Connection, ledger: StreamingLedger, batch_id: int, clock:
     )
     # A row's changes in one round come from the task of its bin (a settled row's, from the
     # task that settled it): two tasks of a stage writing one row means a broken schedule.
+    # (`previous_slot` is NULL only for a row's first change: every staged row has a slot.)
     cursor.execute(
-        "SELECT table_name, key, position FROM ledger_chain WHERE follows"
-        " AND slot <> previous_slot"
+        "SELECT table_name, key, position FROM ledger_chain WHERE slot <> previous_slot"
         " AND split_part(slot, ':', 1) = split_part(previous_slot, ':', 1) LIMIT 1"
     )
     twice = cursor.fetchone()
@@ -293,7 +292,7 @@ def _apply_rows(conn: Connection, ledger: StreamingLedger, batch_id: int, clock:
         raise CommitRefused(f"batch {batch_id}: row {twice} written by two tasks")
     cursor.execute(
         "SELECT table_name, key, position FROM ledger_chain"
-        " WHERE follows AND before IS DISTINCT FROM previous_after LIMIT 1"
+        " WHERE previous_slot IS NOT NULL AND before IS DISTINCT FROM previous_after LIMIT 1"
     )
     broken = cursor.fetchone()
     if broken is not None:
