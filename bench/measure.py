@@ -46,8 +46,12 @@ class ProcessSampler:
         self.peak = 0
         self.wall = 0.0  # seconds from the start to the stop, the window of the CPU figures
         self._clock = 0.0
-        self._started: dict[int, float] = {}  # pid -> CPU seconds when first seen
-        self._latest: dict[int, tuple[str, float]] = {}  # pid -> (kind, CPU seconds)
+        # Per process, (pid, start time) so that a reused pid is another process: its kind
+        # (`cpu_kind`, None if none of ours), decided once, and its CPU seconds when first
+        # seen and when last seen.
+        self._kinds: dict[tuple[int, float], str | None] = {}
+        self._started: dict[tuple[int, float], float] = {}
+        self._latest: dict[tuple[int, float], float] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
@@ -64,21 +68,25 @@ class ProcessSampler:
                 total += process.memory_info().rss
         self.peak = max(self.peak, total)
         tree_pids = {p.pid for p in tree}
-        for process in psutil.process_iter(["name"]):
+        for process in psutil.process_iter(["name", "create_time"]):
             with contextlib.suppress(psutil.Error):
-                kind = cpu_kind(process, me.pid, tree_pids)
-                if kind is None:
+                key = (process.pid, process.info["create_time"])
+                if key not in self._kinds:
+                    self._kinds[key] = cpu_kind(process, me.pid, tree_pids)
+                if self._kinds[key] is None:
                     continue
                 times = process.cpu_times()
                 seconds = times.user + times.system
-                self._started.setdefault(process.pid, seconds if baseline else 0.0)
-                self._latest[process.pid] = (kind, seconds)
+                self._started.setdefault(key, seconds if baseline else 0.0)
+                self._latest[key] = seconds
 
     def cpu_seconds(self) -> dict[str, float]:
         """CPU seconds by kind of process, from the start to the last sample."""
         by_kind: dict[str, float] = {}
-        for pid, (kind, seconds) in self._latest.items():
-            by_kind[kind] = by_kind.get(kind, 0.0) + seconds - self._started[pid]
+        for key, seconds in self._latest.items():
+            kind = self._kinds[key]
+            assert kind is not None
+            by_kind[kind] = by_kind.get(kind, 0.0) + seconds - self._started[key]
         return dict(sorted(by_kind.items(), key=lambda item: -item[1]))
 
     def __enter__(self) -> ProcessSampler:
