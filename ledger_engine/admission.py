@@ -23,6 +23,7 @@ from ledger_engine.model import (
     Rejection,
     canonical_hash,
     plain_canonical_hash,
+    record,
 )
 from ledger_engine.transaction import resolve_keys
 from ledger_engine.values import (
@@ -62,25 +63,32 @@ class Screened(NamedTuple):
     `rejection` and takes part in no deduplication. Otherwise the event is a duplicate if its
     request id came before; if not, it is rejected with `rejection` when that is set, and runs
     `stream` with `keys` when it is not. (A named tuple: one is made per event, and a frozen
-    dataclass costs several times as much to build; `verdict` asserts the invariant.)
+    dataclass costs several times as much to build; `admit` asserts the invariant.)
     """
 
     request_id: str | None
-    fingerprint: str  # of stream and payload; "" without a valid request id
+    # Of stream and payload; "" without a valid request id; `None` when the caller left it to
+    # be worked out if needed (a plain event's: `plain_fingerprint`).
+    fingerprint: str | None
     rejection: Rejection | None
     stream: Stream | None = None
     keys: tuple[Any, ...] | None = None
 
 
-def screen(streams: Mapping[str, Stream], event: Event) -> Screened:
-    """Check `event` on its own: request id, stream, payload and keys."""
+def screen(streams: Mapping[str, Stream], event: Event, fingerprinted: bool = True) -> Screened:
+    """Check `event` on its own: request id, stream, payload and keys.
+
+    Without `fingerprinted`, a plain event's fingerprint is left to `plain_fingerprint`: a
+    runner that only compares fingerprints of duplicates need not hash every event.
+    """
     rid = event.request_id
     if not valid_request_id(rid):
         return Screened(None, "", Rejection(event.stream, rid, INVALID_EVENT, INVALID_REQUEST_ID))
     payload = event.payload
+    fingerprint: str | None
     if type(event.stream) is str and plain_json(payload):  # the common case: hashed fast
         payload_problem = None
-        fingerprint = plain_canonical_hash([event.stream, payload])
+        fingerprint = plain_fingerprint(event) if fingerprinted else None
     else:
         payload_problem = json_problem(payload, "payload")
         unencodable = _unencodable(event, payload_problem)
@@ -113,7 +121,12 @@ def screen(streams: Mapping[str, Stream], event: Event) -> Screened:
     keys = resolve_keys(stream, payload)
     if isinstance(keys, Problem):
         return Screened(rid, fingerprint, Rejection(event.stream, rid, keys.reason, keys.detail))
-    return Screened(rid, fingerprint, None, stream, tuple(keys))
+    return record(Screened, (rid, fingerprint, None, stream, tuple(keys)))
+
+
+def plain_fingerprint(event: Event) -> str:
+    """The fingerprint of an event whose stream is text and whose payload is plain JSON."""
+    return plain_canonical_hash([event.stream, event.payload])
 
 
 def _unencodable(event: Event, payload_problem: Problem | None) -> Problem | None:
@@ -137,27 +150,33 @@ def duplicate_kind(fingerprint: str, first_fingerprint: str) -> str:
     return EXISTS if fingerprint == first_fingerprint else EXISTS_WITH_DIFFERENT_PAYLOAD
 
 
-def duplicate(event: Event, screened: Screened, first_fingerprint: str) -> Duplicate:
+# What `admit` remembers of a request id: its event's fingerprint, or the event itself when
+# that was left to be worked out (a plain event's: `plain_fingerprint`).
+Seen = MutableMapping[str, str | Event]
+
+
+def duplicate(event: Event, screened: Screened, first: str | Event) -> Duplicate:
+    """`event`, whose request id came before in `first` (a fingerprint or a plain event)."""
     assert screened.request_id is not None
-    kind = duplicate_kind(screened.fingerprint, first_fingerprint)
-    return Duplicate(event.stream, screened.request_id, kind)
+    fingerprint = screened.fingerprint
+    if fingerprint is None:
+        fingerprint = plain_fingerprint(event)
+    first_fingerprint = first if type(first) is str else plain_fingerprint(first)
+    return Duplicate(
+        event.stream, screened.request_id, duplicate_kind(fingerprint, first_fingerprint)
+    )
 
 
 def admit(
-    streams: Mapping[str, Stream], event: Event, seen: MutableMapping[str, str]
+    streams: Mapping[str, Stream], event: Event, seen: Seen
 ) -> Screened | Rejection | Duplicate:
     """Decide whether `event` runs: its screening, or why it is rejected or a duplicate.
 
-    A request id is remembered (in `seen`, id -> fingerprint) as soon as it is admitted or
-    rejected here, so that a retry of a rejected event is a duplicate too.
+    A request id is remembered (in `seen`) as soon as it is admitted or rejected here, so that
+    a retry of a rejected event is a duplicate too. Fingerprints are worked out only for
+    duplicates: nothing else needs them here.
     """
-    return verdict(event, screen(streams, event), seen)
-
-
-def verdict(
-    event: Event, screened: Screened, seen: MutableMapping[str, str]
-) -> Screened | Rejection | Duplicate:
-    """`admit` for an event already screened."""
+    screened = screen(streams, event, fingerprinted=False)
     rid = screened.request_id
     assert (screened.rejection is None) == (screened.keys is not None), screened
     if rid is None:
@@ -166,7 +185,8 @@ def verdict(
     first = seen.get(rid)
     if first is not None:
         return duplicate(event, screened, first)
-    seen[rid] = screened.fingerprint
+    fingerprint = screened.fingerprint
+    seen[rid] = event if fingerprint is None else fingerprint
     return screened.rejection or screened
 
 
@@ -174,5 +194,5 @@ def admit_batch(
     streams: Mapping[str, Stream], events: Sequence[Event], known: Mapping[str, str]
 ) -> list[Screened | Rejection | Duplicate]:
     """`admit` for every event of a batch, after the request ids `known` from earlier runs."""
-    seen = dict(known)
+    seen: Seen = dict(known)
     return [admit(streams, event, seen) for event in events]

@@ -86,10 +86,12 @@ class Binding:
     writes: bool = field(init=False)
     adds: bool = field(init=False)
     int_valued: bool = field(init=False)  # the table holds int64s
+    str_keyed: bool = field(init=False)  # the table's keys are text
 
     def __post_init__(self) -> None:
         access = self.access
         object.__setattr__(self, "int_valued", self.table.value_type is int)
+        object.__setattr__(self, "str_keyed", self.table.key_type is str)
         object.__setattr__(self, "reads", access.reads)
         object.__setattr__(self, "writes", access.writes)
         object.__setattr__(self, "adds", access in (AccessType.ADD, AccessType.READ_WRITE))
@@ -101,10 +103,11 @@ class PayloadFields:
 
     required: frozenset[str]
     optional: frozenset[str] = frozenset()
+    # Every field the payload may have, worked out once: `problem` runs on every event.
+    allowed: frozenset[str] = field(init=False, repr=False, compare=False)
 
-    @property
-    def allowed(self) -> frozenset[str]:
-        return self.required | self.optional
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "allowed", self.required | self.optional)
 
     def problem(self, payload: Mapping[str, Any], what: str = "payload") -> str | None:
         """What is wrong with the fields of `payload` (`None` if nothing is), said of `what`."""

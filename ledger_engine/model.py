@@ -53,6 +53,12 @@ class Event:
         return canonical_hash([self.stream, self.payload])
 
 
+# A named tuple's class call runs a Python `__new__` (a frame per record); `tuple.__new__`
+# builds the same record in C. The executor's loops, which make several records per event,
+# build them so: `record(Change, (request_id, table, key, before, after))`, every field given.
+record = tuple.__new__
+
+
 class Result(NamedTuple):
     """A result event emitted by a transaction function through `ctx.emit`."""
 

@@ -8,11 +8,11 @@ round writes or adds to a row this bin touches, so the copy is the truth for the
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ledger_engine.api import Stream, StreamingLedger, Table
+from ledger_engine.api import Stream, StreamingLedger
 from ledger_engine.model import Change, Event, Rejection
 from ledger_engine.transaction import Applied, PendingAdd, execute
 
@@ -41,43 +41,39 @@ class Executed:
     probes: tuple[PendingAdd, ...] = ()
 
 
-class MissingRow(AssertionError):
-    """A transaction touched a row its bin was not given: the schedule is broken."""
-
-
 def table_indexes(ledger: StreamingLedger) -> dict[str, int]:
     """Each table's index in declaration order (the first component of its row ids)."""
     return {name: index for index, name in enumerate(ledger.tables)}
 
 
-def execute_bin(
-    rows: MutableMapping[RowKey, Any], runnables: Iterable[Runnable]
-) -> Iterator[Executed]:
+# The rows delivered to a bin: table name -> key -> value (`None` for an absent row).
+BinRows = dict[str, dict[Any, Any]]
+
+
+def execute_bin(rows: BinRows, runnables: Iterable[Runnable]) -> Iterator[Executed]:
     """Run `runnables` (sorted by position) against `rows`, which is updated in place.
 
-    `rows` maps (table, key) to the value, `None` for an absent row; it must hold every
-    non-deferred row the transactions touch.
+    `rows` must hold every non-deferred row the transactions touch (`None` for an absent
+    one); a transaction that touches another raises `transaction.MissingRow`.
     """
-
-    def read_row(table: Table, key: Any) -> Any:
-        try:
-            return rows[(table.name, key)]
-        except KeyError:
-            raise MissingRow(f"row {table.name}[{key!r}] was not delivered to its bin") from None
-
     last = -1
     for runnable in runnables:
         assert runnable.position > last, "a bin runs its transactions in batch order"
         last = runnable.position
         probes: list[PendingAdd] = []
         outcome = execute(
-            runnable.stream, runnable.event, runnable.keys, read_row, runnable.deferred, probes
+            runnable.stream, runnable.event, runnable.keys, rows, True, runnable.deferred, probes
         )
-        if isinstance(outcome, Applied):
+        if type(outcome) is Applied:
             for change in outcome.changes:
-                if isinstance(change, Change):
-                    rows[(change.table, change.key)] = change.after
+                if type(change) is Change:
+                    rows[change.table][change.key] = change.after
         yield Executed(runnable.position, outcome, tuple(probes))
+
+
+def empty_rows(ledger: StreamingLedger) -> BinRows:
+    """A bin's rows before any is delivered: an empty mapping per table."""
+    return {name: {} for name in ledger.tables}
 
 
 @dataclass
@@ -107,14 +103,13 @@ def net_changes(executed: Iterable[Executed]) -> dict[RowKey, NetChange]:
     return net
 
 
-def rows_for(
-    state: Mapping[str, Mapping[Any, Any]], runnables: Iterable[Runnable]
-) -> dict[RowKey, Any]:
+def rows_for(state: Mapping[str, Mapping[Any, Any]], runnables: Iterable[Runnable]) -> BinRows:
     """The rows a bin needs, read from an in-memory `state` (for in-process runs)."""
-    rows: dict[RowKey, Any] = {}
+    rows: BinRows = {name: {} for name in state}
     for runnable in runnables:
         bindings = zip(runnable.stream.bindings, runnable.keys, strict=True)
         for i, (binding, key) in enumerate(bindings):
             if not runnable.deferred >> i & 1:
-                rows[(binding.table.name, key)] = state[binding.table.name].get(key)
+                name = binding.table.name
+                rows[name][key] = state[name].get(key)
     return rows

@@ -12,10 +12,10 @@ before and after values (and the int64 range check of its running total) to
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from ledger_engine.api import AccessType, Binding, Stream, Table
+from ledger_engine.api import AccessType, Binding, Stream
 from ledger_engine.model import (
     ABORTED,
     ACCESS_VIOLATION,
@@ -28,6 +28,7 @@ from ledger_engine.model import (
     Event,
     Rejection,
     Result,
+    record,
 )
 from ledger_engine.values import (
     MAX_ID_BYTES,
@@ -43,7 +44,13 @@ from ledger_engine.values import (
 from ledger_engine.values import value_problem as _value_problem
 
 RowKey = tuple[str, Any]
-ReadRow = Callable[[Table, Any], Any]
+# Where `execute` reads rows: table name -> key -> value (read in C: a call per row costs).
+Rows = Mapping[str, Mapping[Any, Any]]
+_LACKING = object()  # the value of a key that `Rows` does not hold
+
+
+class MissingRow(AssertionError):
+    """A transaction touched a row its bin was not given: the schedule is broken."""
 
 
 class PendingAdd(NamedTuple):
@@ -163,8 +170,14 @@ class StateAccess:
 
     def read_or(self, default: Any) -> Any:
         """The row's current value, or `default` if it does not exist."""
-        value = self.read()
-        return default if value is None else value
+        # `read`'s body again: a ledger's functions call this most, and a call costs.
+        if not self._binding.reads:
+            self._violation("read")
+        value = self._row._value
+        kind = type(value)
+        if kind is int or kind is str:
+            return value
+        return default if value is None else json_copy(value)
 
     def write(self, value: Any) -> None:
         """Set the row's value; `None` deletes the row."""
@@ -260,7 +273,19 @@ def resolve_keys(stream: Stream, payload: Any) -> list[Any] | Problem:
             key = binding.key_fn(payload)
         except Exception as exc:
             return Problem(BAD_KEY, f"key of {binding.name!r}: {error_text(exc)}")
-        if not _plain_key(key, binding.table.key_type):
+        # The common key (ASCII text or an int64 of the table's key type) is decided here;
+        # anything else goes through `key_problem`, which says what is wrong, if anything.
+        kind = type(key)
+        if kind is str:
+            plain = (
+                binding.str_keyed
+                and key.isascii()
+                and "\x00" not in key
+                and len(key) <= MAX_ID_BYTES
+            )
+        else:
+            plain = kind is int and not binding.str_keyed and INT64_MIN <= key <= INT64_MAX
+        if not plain:
             if key is None:
                 return Problem(BAD_KEY, f"key of {binding.name!r} is None")
             problem = key_problem(key, binding.table.key_type, f"key of {binding.name!r}")
@@ -270,24 +295,20 @@ def resolve_keys(stream: Stream, payload: Any) -> list[Any] | Problem:
     return keys
 
 
-def _plain_key(key: Any, key_type: type) -> bool:
-    """A fast test for the common key (ASCII text or an int64 of the table's key type); False
-    sends the key through `key_problem`, which says what is wrong, if anything."""
-    kind = type(key)
-    if kind is str:
-        return key_type is str and key.isascii() and "\x00" not in key and len(key) <= MAX_ID_BYTES
-    return kind is int and key_type is int and INT64_MIN <= key <= INT64_MAX
-
-
 def execute(
     stream: Stream,
     event: Event,
     keys: list[Any] | tuple[Any, ...],
-    read_row: ReadRow,
+    rows: Rows,
+    delivered: bool = False,
     deferred: int = 0,
     probes: list[PendingAdd] | None = None,
 ) -> Applied | Rejection:
-    """Run `event`'s transaction; `keys` come from `resolve_keys`, rows from `read_row`.
+    """Run `event`'s transaction; `keys` come from `resolve_keys`, rows from `rows`.
+
+    `rows` holds either every row there is (a state: a key it lacks is an absent row) or, when
+    `delivered`, the rows delivered to a bin (absent ones as `None`: a key it lacks is a broken
+    schedule, raised as `MissingRow`).
 
     Bit `i` of `deferred` marks binding `i`'s row as deferred: it is not read, because the
     batch only adds to it (see the module docstring). Nothing is written anywhere: the caller
@@ -299,29 +320,32 @@ def execute(
     *probe* (a `PendingAdd` with delta 0 and the running total's range) is appended to
     `probes`, which a deferring runner must pass and settle (`commutative.settle_row`).
     """
-    bindings = stream.bindings
-    assert len(keys) == len(bindings), "one key per binding"
     ctx = Context()
     accesses: list[StateAccess] = []
     arguments: dict[str, StateAccess] = {}  # bind name -> access: the function's keywords
-    same_table_before = stream.same_table_before
-    for i, binding in enumerate(bindings):
-        key = keys[i]
-        access = StateAccess(binding, ctx, key)
-        for j in same_table_before[i]:
+    pending = deferred  # its lowest bit is the current binding's
+    for binding, key, earlier in zip(stream.bindings, keys, stream.same_table_before, strict=True):
+        access = row = StateAccess(binding, ctx, key)
+        for j in earlier:
             if keys[j] == key:  # a row bound before: share its buffer
-                access._row = accesses[j]._row
+                row = access._row = accesses[j]._row
                 break
-        is_deferred = deferred != 0 and bool(deferred >> i & 1)
-        row = access._row
         if row is access:
-            if is_deferred:
+            if pending & 1:
                 assert binding.access is AccessType.ADD, "only added-to rows are deferred"
                 access._deferred = True
                 access._value = access._before = access._low = access._high = 0
             else:
-                access._value = access._before = read_row(binding.table, key)
-        assert row._deferred == is_deferred, "the bindings of one row agree on its deferral"
+                value = rows[binding.table.name].get(key, _LACKING)
+                if value is _LACKING:
+                    if delivered:
+                        table = binding.table.name
+                        raise MissingRow(f"row {table}[{key!r}] was not delivered to its bin")
+                    value = None
+                access._value = access._before = value
+        else:
+            assert row._deferred == bool(pending & 1), "the bindings of one row agree on it"
+        pending >>= 1
         accesses.append(access)
         arguments[binding.name] = access
 
@@ -345,7 +369,16 @@ def execute(
             reason = f"{FUNCTION_ERROR}: {failure.detail}"
         return Rejection(event.stream, rid, reason, failure.detail)
 
-    changes = tuple([a._change(rid) for a in accesses if a._row is a and a._written])
+    if deferred:
+        changes = tuple([a._change(rid) for a in accesses if a._written])
+    else:  # `_change` inline: no row is deferred
+        changes = tuple(
+            [
+                record(Change, (rid, a._binding.table.name, a._key, a._before, a._value))
+                for a in accesses
+                if a._written
+            ]
+        )
     stream_name = event.stream
-    results = tuple([Result(stream_name, rid, p) for p in ctx._results])
-    return Applied(changes, results)
+    results = tuple([record(Result, (stream_name, rid, p)) for p in ctx._results])
+    return record(Applied, (changes, results))

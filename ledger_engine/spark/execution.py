@@ -35,10 +35,12 @@ from ledger_engine.commutative import PROBE
 from ledger_engine.gc_pause import gc_paused
 from ledger_engine.model import Event
 from ledger_engine.partition import (
+    BinRows,
     Executed,
     NetChange,
     RowKey,
     Runnable,
+    empty_rows,
     execute_bin,
     net_changes,
 )
@@ -270,7 +272,7 @@ def execute_task(
 
     def _execute(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         clock = TaskClock(f"round {round_}")
-        rows: dict[RowKey, Any] = {}
+        rows = empty_rows(ledger)
         nets: dict[RowKey, NetChange] = {}
         keep_nets = emit_nets or sink.wants_nets
         last = -1
@@ -284,7 +286,7 @@ def execute_task(
                     assert last == -1, "rows come before events"
                     table = tables[columns["table"][i]]
                     key = key_of(table, columns["key"][i])
-                    rows[(table.name, key)] = value_of(
+                    rows[table.name][key] = value_of(
                         table,
                         columns["value_int"][i],
                         columns["value_str"][i],
@@ -333,22 +335,21 @@ def execute_task(
     return task
 
 
-def _fetch(
-    source: RowSource, round_: int, rows: dict[RowKey, Any], runnables: list[Runnable]
-) -> None:
+def _fetch(source: RowSource, round_: int, rows: BinRows, runnables: list[Runnable]) -> None:
     """Read the rows `runnables` touch that `rows` lacks (absent rows become `None`)."""
     missing: dict[str, tuple[Table, set[Any]]] = {}
     for runnable in runnables:
         bindings = zip(runnable.stream.bindings, runnable.keys, strict=True)
         for i, (binding, key) in enumerate(bindings):
             table = binding.table
-            if (table.name, key) in rows or runnable.deferred >> i & 1:
+            if key in rows[table.name] or runnable.deferred >> i & 1:
                 continue
             missing.setdefault(table.name, (table, set()))[1].add(key)
     for name, (table, keys) in missing.items():
         found = source.read(round_, table, list(keys))
+        delivered = rows[name]
         for key in keys:
-            rows[(name, key)] = found.get(key)
+            delivered[key] = found.get(key)
 
 
 def _pending_records(ledger: StreamingLedger, executed: list[Executed]) -> Iterator[pa.RecordBatch]:
