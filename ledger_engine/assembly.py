@@ -10,7 +10,8 @@ dataclass instances):
   replaced here by its settled `Change`.
 
 `assemble` walks the batch in order and builds exactly the objects the serial runner builds,
-replaying every change on the initial state to get the final one.
+replaying every change on the initial state to get the final one (building its records as the
+serial runner does: `model.record`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ledger_engine.model import (
+    APPLIED,
+    DUPLICATE,
+    REJECTED,
     Change,
     Duplicate,
     Event,
@@ -26,6 +30,7 @@ from ledger_engine.model import (
     Rejection,
     Result,
     RunResult,
+    record,
 )
 from ledger_engine.partition import Executed
 
@@ -35,15 +40,17 @@ Packed = tuple
 def pack(item: Executed) -> Packed:
     """The packed form of an executed transaction (see the module docstring)."""
     outcome = item.outcome
-    if isinstance(outcome, Rejection):
+    if type(outcome) is Rejection:
         return (item.position, outcome.reason, outcome.detail)
     changes = tuple(
-        (c.table, c.key, c.before, c.after)
-        if isinstance(c, Change)
-        else (c.table, c.key, c.delta, c.low, c.high, True)
-        for c in outcome.changes
+        [
+            c[1:]  # (table, key, before, after): a slice of a named tuple is a plain tuple
+            if type(c) is Change
+            else (c.table, c.key, c.delta, c.low, c.high, True)
+            for c in outcome.changes
+        ]
     )
-    return (item.position, changes, tuple(r.payload for r in outcome.results))
+    return (item.position, changes, tuple([r.payload for r in outcome.results]))
 
 
 def assemble(
@@ -66,27 +73,31 @@ def assemble(
         rid = event.request_id
         if verdict is None:
             outcome = packed[position]
-            if isinstance(outcome[1], str):
+            if type(outcome[1]) is str:
                 result.rejections.append(Rejection(event.stream, rid, outcome[1], outcome[2]))
-                status = "rejected"
+                status = REJECTED
             else:
-                for seq, c in enumerate(outcome[1]):
-                    change = Change(rid, *c) if len(c) == 4 else settled[(position, seq)]
-                    changes.append(change)
-                    rows = state[change.table]
-                    if change.after is None:
-                        rows.pop(change.key, None)
+                for seq, packed_change in enumerate(outcome[1]):
+                    if len(packed_change) == 4:
+                        table, key, before, after = packed_change
+                        change = record(Change, (rid, table, key, before, after))
                     else:
-                        rows[change.key] = change.after
+                        change = settled[(position, seq)]
+                        _, table, key, _, after = change
+                    changes.append(change)
+                    if after is None:
+                        state[table].pop(key, None)
+                    else:
+                        state[table][key] = after
                 stream = event.stream
-                results.extend(Result(stream, rid, payload) for payload in outcome[2])
-                status = "applied"
-        elif isinstance(verdict, Rejection):
+                results.extend([record(Result, (stream, rid, payload)) for payload in outcome[2]])
+                status = APPLIED
+        elif type(verdict) is Rejection:
             result.rejections.append(verdict)
-            status = "rejected"
+            status = REJECTED
         else:
-            assert isinstance(verdict, Duplicate), f"unexpected verdict {verdict!r}"
+            assert type(verdict) is Duplicate, f"unexpected verdict {verdict!r}"
             result.duplicates.append(verdict)
-            status = "duplicate"
-        outcomes.append(Outcome(position, rid, status))
+            status = DUPLICATE
+        outcomes.append(record(Outcome, (position, rid, status)))
     return result

@@ -39,6 +39,7 @@ from ledger_engine.values import (
     json_copy,
     json_problem,
     key_problem,
+    plain_flat_copy,
     plain_json,
 )
 from ledger_engine.values import value_problem as _value_problem
@@ -99,11 +100,14 @@ class Context:
 
     def emit(self, payload: Any) -> None:
         """Emit a result event (any JSON value); discarded if the transaction does not commit."""
-        if not plain_json(payload):
-            problem = json_problem(payload, "emitted result")
-            if problem is not None:
-                self.fail(problem)
-        self._results.append(json_copy(payload))
+        copy = plain_flat_copy(payload) if type(payload) is dict else None
+        if copy is None:
+            if not plain_json(payload):
+                problem = json_problem(payload, "emitted result")
+                if problem is not None:
+                    self.fail(problem)
+            copy = json_copy(payload)
+        self._results.append(copy)
 
     def abort(self, detail: str = "") -> None:
         """Discard this transaction's writes and results; the event is rejected as `aborted`."""

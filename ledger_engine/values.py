@@ -109,6 +109,25 @@ def plain_json(value: Any, levels: int = MAX_NESTING) -> bool:
     return False
 
 
+def plain_flat_copy(value: dict[Any, Any]) -> dict[Any, Any] | None:
+    """A copy of `value` if it is a flat object of `plain_json` scalars, else `None` (then
+    `plain_json` and `json_copy` decide): the check and the copy of the common result in one
+    pass."""
+    for key, item in value.items():
+        if type(key) is not str or not key.isascii() or "\x00" in key:
+            return None
+        kind = type(item)
+        if kind is str:
+            if not item.isascii() or "\x00" in item:
+                return None
+        elif kind is int:
+            if not INT64_MIN <= item <= INT64_MAX:
+                return None
+        elif not (kind is bool or item is None):
+            return None
+    return value.copy()
+
+
 def canonical_utf8(value: Any) -> bytes:
     """`model.canonical_json(value).encode()`, by the fast encoder where it writes the same
     bytes (`plain_json`: every bank payload, key and value)."""

@@ -24,7 +24,16 @@ from ledger_engine.api import StreamingLedger, Table
 from ledger_engine.assembly import assemble, pack
 from ledger_engine.commutative import Settled
 from ledger_engine.gc_pause import gc_paused
-from ledger_engine.model import DUPLICATE, REJECTED, Change, Duplicate, Event, Rejection, RunResult
+from ledger_engine.model import (
+    DUPLICATE,
+    REJECTED,
+    Change,
+    Duplicate,
+    Event,
+    Rejection,
+    RunResult,
+    record,
+)
 from ledger_engine.partition import Executed, NetChange, RowKey
 from ledger_engine.prospect import probe
 from ledger_engine.serial import initial_state, run_serial
@@ -267,7 +276,7 @@ def _collect(
                 packed.update((item[0], item) for item in pickle.loads(blob))
         for blob in settled_blobs:
             for position, seq, rid, table, key, before, after in pickle.loads(blob):
-                settled[(position, seq)] = Change(rid, table, key, before, after)
+                settled[(position, seq)] = record(Change, (rid, table, key, before, after))
         lap("unpickle outcomes")
         result = assemble(batch, start, verdicts, packed, settled)
         lap("assemble result")

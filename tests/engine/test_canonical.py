@@ -22,7 +22,7 @@ from ledger_engine.model import (
     canonical_json,
     plain_canonical_hash,
 )
-from ledger_engine.values import plain_json
+from ledger_engine.values import plain_flat_copy, plain_json
 
 # Printable ASCII and every control character: what JSON escapes, and what it does not.
 ASCII = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=127), max_size=12)
@@ -96,3 +96,15 @@ def test_bucket_deltas_sum_each_rows_change_delta(changes):
         assert delta == reference % merkle.MODULUS
         expected[bucket] = (expected.get(bucket, 0) + delta) % merkle.MODULUS
     assert merkle.bucket_deltas(changes) == expected
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(st.text(max_size=4), ANY_JSON, max_size=6))
+def test_the_one_pass_copy_of_a_result_takes_only_flat_plain_objects(value):
+    copy = plain_flat_copy(value)
+    flat = all(not isinstance(v, dict | list) for v in value.values())
+    if copy is None:
+        assert not (flat and plain_json(value))
+    else:
+        assert flat and plain_json(value)
+        assert copy == value and copy is not value
