@@ -46,12 +46,12 @@ class ProcessSampler:
         self.peak = 0
         self.wall = 0.0  # seconds from the start to the stop, the window of the CPU figures
         self._clock = 0.0
-        # Per process, (pid, start time) so that a reused pid is another process: its kind
+        # Per process, (pid, start time, name) so that a reused pid is another process: its kind
         # (`cpu_kind`, None if none of ours), decided once, and its CPU seconds when first
         # seen and when last seen.
-        self._kinds: dict[tuple[int, float], str | None] = {}
-        self._started: dict[tuple[int, float], float] = {}
-        self._latest: dict[tuple[int, float], float] = {}
+        self._kinds: dict[tuple[int, float, str], str | None] = {}
+        self._started: dict[tuple[int, float, str], float] = {}
+        self._latest: dict[tuple[int, float, str], float] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
@@ -70,15 +70,25 @@ class ProcessSampler:
         tree_pids = {p.pid for p in tree}
         for process in psutil.process_iter(["name", "create_time"]):
             with contextlib.suppress(psutil.Error):
-                key = (process.pid, process.info["create_time"])
+                # A process that execs another program (Spark's launch script becoming the
+                # JVM) keeps its pid and start time: its name tells the two apart.
+                key = (process.pid, process.info["create_time"], process.info["name"])
                 if key not in self._kinds:
                     self._kinds[key] = cpu_kind(process, me.pid, tree_pids)
+                    self._after_exec(key)
                 if self._kinds[key] is None:
                     continue
                 times = process.cpu_times()
                 seconds = times.user + times.system
                 self._started.setdefault(key, seconds if baseline else 0.0)
                 self._latest[key] = seconds
+
+    def _after_exec(self, key: tuple[int, float, str]) -> None:
+        """If `key`'s process ran another program before (the same pid and start time), its
+        CPU seconds so far were that program's: `key` counts from where they end."""
+        same_process = [k for k in self._latest if k[:2] == key[:2]]
+        if same_process:
+            self._started[key] = max(self._latest[k] for k in same_process)
 
     def cpu_seconds(self) -> dict[str, float]:
         """CPU seconds by kind of process, from the start to the last sample."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import psycopg2
 
@@ -16,6 +17,8 @@ from ledger_engine.store.staging import dsn_of
 DRIVER = "driver (this process)"
 BACKENDS = "PostgreSQL backends"
 WORKERS = "Python workers"
+JVM = "Spark JVM"
+BUSY_HALF_SECOND = "import time\nt = time.process_time() + 0.5\nwhile time.process_time() < t: pass"
 
 
 def busy(seconds: float) -> None:
@@ -33,12 +36,7 @@ def test_each_process_cpu_is_counted_under_its_kind(database_url: str) -> None:
             # A query that keeps its backend on the CPU for a while, alone.
             cursor.execute("SELECT count(*) FROM generate_series(1, 3000000) AS g(n)")
             assert cursor.fetchone() == (3_000_000,)
-            child = [
-                sys.executable,
-                "-c",
-                "import time\nt = time.process_time() + 0.5\nwhile time.process_time() < t: pass",
-            ]
-            subprocess.run(child, check=True)
+            subprocess.run([sys.executable, "-c", BUSY_HALF_SECOND], check=True)
     finally:
         conn.close()
     cpu = sampler.cpu_seconds()
@@ -47,3 +45,18 @@ def test_each_process_cpu_is_counted_under_its_kind(database_url: str) -> None:
     assert cpu.get(WORKERS, 0.0) >= 0.2, cpu
     assert sampler.wall >= 1.0
     assert sampler.peak > 0
+
+
+def test_a_child_that_execs_the_jvm_is_counted_as_the_jvm_from_then_on(tmp_path: Path) -> None:
+    # Spark starts its JVM through a shell script that execs `java`: one pid and start time,
+    # first a shell, then the JVM. A Python named `java` stands in for it here.
+    java = tmp_path / "java"
+    java.symlink_to(sys.executable)
+    # The shell waits long enough to be sampled as itself first.
+    script = f"sleep 0.5; exec {java} -c '{BUSY_HALF_SECOND}'"
+    with ProcessSampler() as sampler:
+        subprocess.run(["sh", "-c", script], check=True)
+    cpu = sampler.cpu_seconds()
+    assert cpu.get(JVM, 0.0) >= 0.4, cpu
+    # The JVM's seconds are not counted for the shell it was.
+    assert cpu.get(WORKERS, 0.0) < 0.2, cpu
