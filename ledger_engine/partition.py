@@ -62,7 +62,13 @@ def execute_bin(rows: BinRows, runnables: Iterable[Runnable]) -> Iterator[Execut
         last = runnable.position
         probes: list[PendingAdd] = []
         outcome = execute(
-            runnable.stream, runnable.event, runnable.keys, rows, True, runnable.deferred, probes
+            runnable.stream,
+            runnable.event,
+            runnable.keys,
+            rows,
+            delivered=True,
+            deferred=runnable.deferred,
+            probes=probes,
         )
         if type(outcome) is Applied:
             for change in outcome.changes:

@@ -304,6 +304,7 @@ def execute(
     event: Event,
     keys: list[Any] | tuple[Any, ...],
     rows: Rows,
+    *,
     delivered: bool = False,
     deferred: int = 0,
     probes: list[PendingAdd] | None = None,
