@@ -109,6 +109,22 @@ def test_chained_chunks_give_one_run_over_everything(seed: int, count: int, cuts
     assert chained.state == whole.state
 
 
+def test_a_chain_remembers_request_ids_by_fingerprint_not_by_event():
+    # A chain over a whole log must not hold every event of it: after each run, what it
+    # remembers of a request id is the fingerprint of the id's first event.
+    events = generate_events(60, accounts=8, seed=3, bad_fraction=0.1, duplicate_fraction=0.2)
+    chained = SerialRun(LEDGER)
+    for a, b in pairwise([0, 20, 60]):
+        chained.run(events[a:b])
+        firsts = {}
+        for event in events[:b]:
+            if isinstance(event.request_id, str) and event.request_id:
+                firsts.setdefault(event.request_id, event)
+        assert set(chained.seen) <= set(firsts)
+        for request_id, remembered in chained.seen.items():
+            assert remembered == firsts[request_id].fingerprint(), request_id
+
+
 # -- a committed ledger, replayed --------------------------------------------------------------
 
 
