@@ -155,16 +155,19 @@ def duplicate_kind(fingerprint: str, first_fingerprint: str) -> str:
 Seen = MutableMapping[str, str | Event]
 
 
+def remembered_fingerprint(remembered: str | Event) -> str:
+    """The fingerprint of what `Seen` remembers of a request id."""
+    return remembered if type(remembered) is str else plain_fingerprint(remembered)
+
+
 def duplicate(event: Event, screened: Screened, first: str | Event) -> Duplicate:
-    """`event`, whose request id came before in `first` (a fingerprint or a plain event)."""
+    """`event`, whose request id came before in `first` (what `Seen` remembers of it)."""
     assert screened.request_id is not None
     fingerprint = screened.fingerprint
     if fingerprint is None:
         fingerprint = plain_fingerprint(event)
-    first_fingerprint = first if type(first) is str else plain_fingerprint(first)
-    return Duplicate(
-        event.stream, screened.request_id, duplicate_kind(fingerprint, first_fingerprint)
-    )
+    kind = duplicate_kind(fingerprint, remembered_fingerprint(first))
+    return Duplicate(event.stream, screened.request_id, kind)
 
 
 def admit(

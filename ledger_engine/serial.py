@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ledger_engine.admission import Screened, Seen, admit, plain_fingerprint
+from ledger_engine.admission import Screened, Seen, admit, remembered_fingerprint
 from ledger_engine.api import Stream, StreamingLedger, Table
 from ledger_engine.gc_pause import gc_paused
 from ledger_engine.model import (
@@ -160,8 +160,8 @@ class SerialRun:
             rid = outcome.request_id
             if type(rid) is str:
                 first = seen.get(rid)
-                if type(first) is Event:
-                    seen[rid] = plain_fingerprint(first)
+                if first is not None:
+                    seen[rid] = remembered_fingerprint(first)
 
 
 def run_serial(
