@@ -143,10 +143,12 @@ def written_keys_query(table: StateTable) -> str:
       window over the key's changes in scope and in the recent batches before it, which the
       last passing audit proved (usually the one batch before the scope: see
       `ledger_engine.audit.last_changes`); else through the audits' pointer to the key's last
-      change (two primary-key probes, whatever the key's history), the change log's value
-      read where it points, a pointer to a change that is not there being a finding; none of
-      these: the key's first change ever. When the pointers do not reach the batch before the
-      scope, the change is looked up in the change log by key.
+      change (the pointers of all such keys found by one probe of the pointers' primary key
+      with the keys' array, then a primary-key probe each into the change log, whatever the
+      keys' history), the change log's value read where it points, a pointer to a change
+      that is not there being a finding; none of these: the key's first change ever. When
+      the pointers do not reach the batch before the scope, the change is looked up in the
+      change log by key.
 
     One read of the changes (along the primary key, as `_entries` explains), one sort by
     key (bytewise: any order groups a key's changes, and it sorts faster than the database's
@@ -190,6 +192,38 @@ written AS (
     FROM last_changes AS l
     LEFT JOIN state_rows AS s ON s.key = l.key
 ),
+pointed AS MATERIALIZED (
+    -- Each first key's pointer, all found by one probe of the pointers' primary key with
+    -- the keys' array, then the change it points at by the change log's primary key alone
+    -- (the key compared after, not joined on: joined on, it lets PostgreSQL read all the
+    -- key's entries through the index on keys instead).
+    SELECT p.key, p.batch_id, p.position, p.seq,
+           CASE WHEN l.table_name = p.table_name AND l.key = p.key THEN l.after END AS after,
+           COALESCE(l.table_name = p.table_name AND l.key = p.key, false) AS found
+    FROM ledger_audit_last_changes AS p
+    LEFT JOIN LATERAL (
+        SELECT x.table_name, x.key, x.after
+        FROM ledger_change_log AS x
+        WHERE x.batch_id = p.batch_id AND x.position = p.position AND x.seq = p.seq
+        LIMIT 1
+    ) AS l ON true
+    WHERE (SELECT pointers.current FROM pointers)
+      AND p.table_name = '{name}' AND p.batch_id < {_FIRST}
+      AND p.key = ANY (ARRAY(SELECT f.key FROM in_scope AS f WHERE f.nth = 1))
+),
+looked_up AS MATERIALIZED (
+    -- Without current pointers: each first key's last change before the scope, by key.
+    SELECT f.key, c.batch_id, c.position, c.seq, c.after, true AS found
+    FROM in_scope AS f
+    CROSS JOIN LATERAL (
+        SELECT c.batch_id, c.position, c.seq, c.after
+        FROM ledger_change_log AS c
+        WHERE c.table_name = '{name}' AND c.key = f.key AND c.batch_id < {_FIRST}
+        ORDER BY c.batch_id DESC, c.position DESC, c.seq DESC
+        LIMIT 1
+    ) AS c
+    WHERE NOT (SELECT pointers.current FROM pointers) AND f.nth = 1
+),
 firsts AS (
     SELECT f.key, f.batch_id, f.position, f.seq, f.before,
            earlier.after AS previous_after,
@@ -200,32 +234,11 @@ firsts AS (
                      || ') is missing from the change log'
            END AS missing
     FROM in_scope AS f
-    LEFT JOIN LATERAL (
-        -- The pointer, then the change it points at by the change log's primary key alone
-        -- (the key compared after, not joined on: joined on, it lets PostgreSQL read all the
-        -- key's entries through the index on keys instead).
-        SELECT p.key, p.batch_id, p.position, p.seq,
-               CASE WHEN l.table_name = p.table_name AND l.key = p.key THEN l.after END AS after,
-               COALESCE(l.table_name = p.table_name AND l.key = p.key, false) AS found
-        FROM ledger_audit_last_changes AS p
-        LEFT JOIN LATERAL (
-            SELECT x.table_name, x.key, x.after
-            FROM ledger_change_log AS x
-            WHERE x.batch_id = p.batch_id AND x.position = p.position AND x.seq = p.seq
-            LIMIT 1
-        ) AS l ON true
-        WHERE (SELECT pointers.current FROM pointers)
-          AND p.table_name = '{name}' AND p.key = f.key AND p.batch_id < {_FIRST}
+    LEFT JOIN (
+        SELECT * FROM pointed
         UNION ALL
-        SELECT * FROM (
-            SELECT c.key, c.batch_id, c.position, c.seq, c.after, true
-            FROM ledger_change_log AS c
-            WHERE NOT (SELECT pointers.current FROM pointers)
-              AND c.table_name = '{name}' AND c.key = f.key AND c.batch_id < {_FIRST}
-            ORDER BY c.batch_id DESC, c.position DESC, c.seq DESC
-            LIMIT 1
-        ) AS looked_up
-    ) AS earlier ON true
+        SELECT * FROM looked_up
+    ) AS earlier ON earlier.key = f.key
     WHERE f.nth = 1
 ),
 chained AS (

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, text
 
-from ledger_engine.audit.session import set_locally
+from ledger_engine.audit.session import BATCH_AUDIT_SETTINGS, set_locally
 
 # The one row saying through which batch the pointers and the recent batches describe the
 # change log; locked, so that two audits recording their marks at once advance them one after
@@ -29,36 +29,37 @@ from ledger_engine.audit.session import set_locally
 _THROUGH = text("SELECT through, recent_from FROM ledger_audit_last_changes_through FOR UPDATE")
 # The keys written in batches :recent_from .. :last_batch - 1 and not in :last_batch, each with
 # its last change among them (the greatest (batch, position, seq) of its entries): the entries
-# of the earlier batches less those of keys the last batch wrote (a hash anti join, under
-# `set_locally`'s settings), then the few left grouped by key. Each range is read along the
+# of the earlier batches less those of keys the last batch wrote (a hash anti join: `_POINTING`
+# turns merge joins off, which sorted both sides by the database's collation, 0.8 of 1.8 s on
+# a batch of 10^5 transfers), then the few left sorted by key (bytewise, the cheapest order
+# that groups a key's entries) and the last entry of each kept. Each range is read along the
 # change log's primary key (`OFFSET 0` keeps it the only condition of that scan, as the batch
 # suite's rules do). A pointer only ever moves forward.
 _POINT = text(
     """INSERT INTO ledger_audit_last_changes AS h (table_name, key, batch_id, position, seq)
-SELECT w.table_name, w.key, w.at[1], w.at[2], w.at[3]
+SELECT DISTINCT ON (c.table_name, c.key COLLATE "C")
+       c.table_name, c.key, c.batch_id, c.position, c.seq
 FROM (
-    SELECT c.table_name, c.key, max(ARRAY[c.batch_id, c.position, c.seq]) AS at
-    FROM (
-        SELECT s.table_name, s.key, s.batch_id, s.position, s.seq
-        FROM ledger_change_log AS s
-        WHERE s.batch_id BETWEEN :recent_from AND :last_batch - 1
+    SELECT s.table_name, s.key, s.batch_id, s.position, s.seq
+    FROM ledger_change_log AS s
+    WHERE s.batch_id BETWEEN :recent_from AND :last_batch - 1
+    OFFSET 0
+) AS c
+WHERE NOT EXISTS (
+    SELECT FROM (
+        SELECT n.table_name, n.key
+        FROM ledger_change_log AS n
+        WHERE n.batch_id BETWEEN :last_batch AND :last_batch
         OFFSET 0
-    ) AS c
-    WHERE NOT EXISTS (
-        SELECT FROM (
-            SELECT n.table_name, n.key
-            FROM ledger_change_log AS n
-            WHERE n.batch_id BETWEEN :last_batch AND :last_batch
-            OFFSET 0
-        ) AS last_batch
-        WHERE last_batch.table_name = c.table_name AND last_batch.key = c.key
-    )
-    GROUP BY c.table_name, c.key
-) AS w
+    ) AS last_batch
+    WHERE last_batch.table_name = c.table_name AND last_batch.key = c.key
+)
+ORDER BY c.table_name, c.key COLLATE "C", c.batch_id DESC, c.position DESC, c.seq DESC
 ON CONFLICT (table_name, key) DO UPDATE
 SET batch_id = EXCLUDED.batch_id, position = EXCLUDED.position, seq = EXCLUDED.seq
 WHERE (h.batch_id, h.position, h.seq) < (EXCLUDED.batch_id, EXCLUDED.position, EXCLUDED.seq)"""
 )
+_POINTING = {**BATCH_AUDIT_SETTINGS, "enable_mergejoin": "off"}
 _SET_THROUGH = text(
     "UPDATE ledger_audit_last_changes_through SET through = :through, recent_from = :through"
 )
@@ -72,7 +73,7 @@ def advance(conn: Connection, proven_through: int) -> int:
     through, recent_from = conn.execute(_THROUGH).one()
     if proven_through <= through:
         return through
-    set_locally(conn)  # the batches' range is read by a bitmap scan, their keys hashed in memory
+    set_locally(conn, _POINTING)  # ranges read by bitmap scans, keys hashed in memory
     conn.execute(_POINT, {"recent_from": recent_from, "last_batch": proven_through})
     conn.execute(_SET_THROUGH, {"through": proven_through})
     return proven_through
