@@ -25,7 +25,7 @@ from sqlalchemy import Engine
 from ledger_engine.apps import load_ledger
 from ledger_engine.audit.findings import BATCHES, FULL, AuditReport, AuditScope, CheckResult
 from ledger_engine.audit.report import write_report
-from ledger_engine.audit.scope import Mark, narrowest, read_scope, record_mark
+from ledger_engine.audit.scope import Mark, OpenMark, begin_mark, narrowest, read_scope, record_mark
 from ledger_engine.audit.verify import verify_ledger
 from ledger_engine.config import PROJECT_ROOT, Settings
 from ledger_engine.faults import DURING_AUDITS, NO_FAULTS, FaultSwitch
@@ -103,15 +103,23 @@ def conclude(
     parts: Sequence[AuditPart],
     reports_dir: Path,
     extra: Sequence[CheckResult] = (),
+    opened: OpenMark | None = None,
 ) -> tuple[AuditReport, Path, Mark | None]:
-    """End an audit made of `parts`: record its mark if every check of every part passed, then
-    write the report (`extra` checks, such as the pipeline's, shown first; they take no part
-    in the mark). Returns the report, the path of its page and the mark (None: none left)."""
+    """End an audit made of `parts`: record its mark if every check of every part passed (in
+    `opened`, the mark's transaction begun beside the last part, if given; it is abandoned
+    otherwise), then write the report (`extra` checks, such as the pipeline's, shown first;
+    they take no part in the mark). Returns the report, the path of its page and the mark
+    (None: none left)."""
     scope = narrowest(s for s, _ in parts)
     checks = [check for _, part_checks in parts for check in part_checks]
     mark = None
     if checks and all(c.passed for c in checks):
-        mark = record_mark(engine, scope, len(checks))
+        if opened is not None:
+            mark = opened.record(scope, len(checks))
+        else:
+            mark = record_mark(engine, scope, len(checks))
+    elif opened is not None:
+        opened.abandon()
     report = AuditReport([*extra, *checks], scope)
     return report, write_report(engine, report, reports_dir), mark
 
@@ -138,14 +146,28 @@ def run_audits(
     kind = FULL if full else BATCHES
     # The two parts read the same committed batches on connections of their own and share
     # nothing, so the Great Expectations part runs beside the Merkle part: each mostly waits
-    # on PostgreSQL, which then works on two cores instead of one.
+    # on PostgreSQL, which then works on two cores instead of one. The Merkle part ends first
+    # (2.3 s against 5.5 s for a batch of 10^5 transfers); if it passed, the mark's
+    # transaction begins in the time left (`OpenMark`), to be recorded or abandoned once the
+    # other part's verdict is in.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="expectations") as beside:
         expectations = beside.submit(expectations_audit, settings, kind, engine, expectations_root)
-        parts = [merkle_audit(settings, kind, engine)]
+        merkle = merkle_audit(settings, kind, engine)
         faults.reach(DURING_AUDITS)
-        parts.append(expectations.result())
-    report, page, _ = conclude(engine, parts, settings.reports)
+        opened = begin_mark(engine, merkle[0]) if _passed(merkle) else None
+        try:
+            parts = [merkle, expectations.result()]
+        except BaseException:
+            if opened is not None:
+                opened.abandon()
+            raise
+    report, page, _ = conclude(engine, parts, settings.reports, opened=opened)
     return report, page
+
+
+def _passed(part: AuditPart) -> bool:
+    _, checks = part
+    return bool(checks) and all(c.passed for c in checks)
 
 
 def _url(engine: Engine) -> str:

@@ -20,6 +20,7 @@ from sqlalchemy import Engine, text
 
 from ledger_engine.audit.findings import BATCHES, FULL, AuditReport, AuditScope
 from ledger_engine.audit.runner import run_audits
+from ledger_engine.audit.scope import begin_mark, read_scope
 from ledger_engine.cli import main
 from ledger_engine.store.database import connect
 from tests.audit.conftest import audit_settings, deposit, jsonl, transfer
@@ -385,6 +386,71 @@ def test_without_current_pointers_the_change_before_the_scope_is_looked_up_by_ke
 
     assert set(failures(report)) == {CHAIN}
     assert found(report, CHAIN, "key='bob'", "before=80", "previous_after=81")
+
+
+# --- The mark's transaction, begun beside the audit's last part ---------------------------
+
+
+def test_a_failing_expectation_abandons_the_mark_begun_beside_it(audit, engine_of: Engine) -> None:
+    """dave's row changed behind the engine: the Merkle part passes (the change log and the
+    trees agree), so the mark's transaction is begun beside the Great Expectations part,
+    which then fails: neither the mark nor the pointers it advanced may remain."""
+    tamper(engine_of, "UPDATE accounts SET value = value + 1000 WHERE key = 'dave'")
+
+    report = audit()
+
+    assert all(c.passed for c in report.checks if c.suite == "merkle")
+    assert set(failures(report)) == {"accounts keys written in scope hold their last change"}
+    assert marks(engine_of) == [(BATCHES, 0, 0)]
+    assert recent_batches(engine_of) == (0, 0)
+    assert pointers(engine_of) == {}
+
+
+def test_an_open_mark_records_what_record_mark_records(engine_of: Engine) -> None:
+    scope = read_scope(engine_of, BATCHES)
+    opened = begin_mark(engine_of, scope)
+    assert opened is not None
+    assert marks(engine_of) == [(BATCHES, 0, 0)], "nothing is visible before it is recorded"
+    assert recent_batches(engine_of) == (0, 0)
+
+    mark = opened.record(scope, checks=3)
+
+    assert mark is not None and (mark.audited_through, mark.checks) == (1, 3)
+    assert marks(engine_of) == [(BATCHES, 0, 0), (BATCHES, 1, 1)]
+    assert recent_batches(engine_of) == (1, 1)
+    assert set(pointers(engine_of)) == {("accounts", "bob"), ("asset_ledger", "silver")}
+
+
+def test_an_abandoned_mark_leaves_nothing(engine_of: Engine) -> None:
+    opened = begin_mark(engine_of, read_scope(engine_of, BATCHES))
+    assert opened is not None
+
+    opened.abandon()
+
+    assert marks(engine_of) == [(BATCHES, 0, 0)]
+    assert recent_batches(engine_of) == (0, 0)
+    assert pointers(engine_of) == {}
+
+
+def test_a_mark_opened_for_more_batches_than_the_audit_covered_records_the_narrower_one(
+    engine_of: Engine,
+) -> None:
+    """A part that read its scope before batch 1 was committed ends the audit at batch 0: the
+    mark opened through batch 1 (by a part that saw it) must not prove batch 1."""
+    opened = begin_mark(engine_of, read_scope(engine_of, BATCHES))
+    assert opened is not None
+    narrower = AuditScope(BATCHES, 1, 0, batch_hash(engine_of, 0))
+
+    mark = opened.record(narrower, checks=3)
+
+    assert mark is not None and mark.audited_through == 0
+    assert marks(engine_of) == [(BATCHES, 0, 0), (BATCHES, 1, 0)]
+    assert recent_batches(engine_of) == (0, 0), "batch 1's keys are not pointed past"
+    assert pointers(engine_of) == {}
+
+
+def test_no_mark_is_begun_for_a_ledger_without_batches(engine: Engine) -> None:
+    assert begin_mark(engine, read_scope(engine, BATCHES)) is None
 
 
 # --- Outside the scope: the full audit's to find ------------------------------------------
