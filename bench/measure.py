@@ -231,12 +231,14 @@ def _pipeline(args: argparse.Namespace) -> dict[str, Any]:
     _land(events, settings.inbox, f"run-{args.workload}-{args.size}")
     del events
     audits: list[float] = []
+    audit_parts: list[dict[str, float]] = []
     pages: list[str] = []
 
     def audit_batch(summary: BatchSummary) -> None:
         clock = time.perf_counter()
         audit, page = run_audits(settings)
         audits.append(time.perf_counter() - clock)
+        audit_parts.append(audit.seconds)
         pages.append(str(page))
         assert audit.passed, [c for c in audit.checks if not c.passed]
 
@@ -256,6 +258,7 @@ def _pipeline(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "seconds": seconds,
         "audit_seconds": sum(audits),
+        "audit_parts": _summed(audit_parts),
         "applied": report.total("applied"),
         "batches": batches,
         "driver_seconds": _summed(b.seconds for b in report.batches),

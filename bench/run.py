@@ -262,6 +262,10 @@ def markdown(results: list[dict[str, Any]], comparisons: list[dict[str, Any]], m
             lines.append(f"- driver, microseconds per event: {costs}")
         if "audit_seconds" in r:
             lines.append(f"- batch audits after every batch: {r['audit_seconds']:.1f} s in all")
+            parts = ", ".join(f"{k} {v:.1f} s" for k, v in r.get("audit_parts", {}).items())
+            if parts:
+                # The Merkle part, then the mark begun, run beside the expectations part.
+                lines.append(f"- batch audits by part: {parts}")
         batches = r.get("batches") or []
         if batches:
             first, last = batches[0], batches[-1]

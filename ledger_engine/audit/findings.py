@@ -78,10 +78,12 @@ class AuditScope:
 
 @dataclass
 class AuditReport:
-    """Every check of one audit run, and what the run covered (None: not said)."""
+    """Every check of one audit run, what the run covered (None: not said), and the seconds
+    its parts took (for profiles; `run_audits` fills them)."""
 
     checks: list[CheckResult] = field(default_factory=list)
     scope: AuditScope | None = None
+    seconds: dict[str, float] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:

@@ -16,9 +16,11 @@ Each has parts that the Airflow DAGs run as tasks of their own (`merkle_audit`,
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any, TypeVar
 
 from sqlalchemy import Engine
 
@@ -32,6 +34,7 @@ from ledger_engine.faults import DURING_AUDITS, NO_FAULTS, FaultSwitch
 from ledger_engine.store.database import open_store
 
 EXPECTATIONS_ROOT = PROJECT_ROOT / "expectations"
+T = TypeVar("T")
 
 # What one part of an audit covered, and its checks.
 AuditPart = tuple[AuditScope, list[CheckResult]]
@@ -150,19 +153,45 @@ def run_audits(
     # (2.3 s against 5.5 s for a batch of 10^5 transfers); if it passed, the mark's
     # transaction begins in the time left (`OpenMark`), to be recorded or abandoned once the
     # other part's verdict is in.
+    seconds: dict[str, float] = {}
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="expectations") as beside:
-        expectations = beside.submit(expectations_audit, settings, kind, engine, expectations_root)
-        merkle = merkle_audit(settings, kind, engine)
+        expectations = beside.submit(
+            _timed,
+            seconds,
+            "expectations part",
+            expectations_audit,
+            settings,
+            kind,
+            engine,
+            expectations_root,
+        )
+        merkle = _timed(seconds, "merkle part", merkle_audit, settings, kind, engine)
         faults.reach(DURING_AUDITS)
-        opened = begin_mark(engine, merkle[0]) if _passed(merkle) else None
+        opened = None
+        if _passed(merkle):
+            opened = _timed(seconds, "mark begun beside", begin_mark, engine, merkle[0])
         try:
             parts = [merkle, expectations.result()]
         except BaseException:
             if opened is not None:
                 opened.abandon()
             raise
-    report, page, _ = conclude(engine, parts, settings.reports, opened=opened)
+    report, page, _ = _timed(
+        seconds, "mark and report", conclude, engine, parts, settings.reports, opened=opened
+    )
+    report.seconds.update(seconds)
     return report, page
+
+
+def _timed(
+    seconds: dict[str, float], part: str, run: Callable[..., T], *args: Any, **kwargs: Any
+) -> T:
+    """`run(*args, **kwargs)`, its wall seconds recorded in `seconds[part]`."""
+    started = time.perf_counter()
+    try:
+        return run(*args, **kwargs)
+    finally:
+        seconds[part] = time.perf_counter() - started
 
 
 def _passed(part: AuditPart) -> bool:

@@ -118,6 +118,14 @@ def test_the_batch_audit_covers_the_batches_since_the_last_mark_and_leaves_its_o
     suites = {c.suite for c in report.checks}
     assert suites == {"merkle", "great_expectations"}
     assert marks(engine_of) == [(BATCHES, 0, 0), (BATCHES, 1, 1)]
+    # Where its time went, part by part, for the benchmark's profile.
+    assert set(report.seconds) == {
+        "merkle part",
+        "expectations part",
+        "mark begun beside",
+        "mark and report",
+    }
+    assert all(seconds > 0 for seconds in report.seconds.values())
 
 
 def test_each_audit_covers_only_the_batches_committed_since_the_one_before(
