@@ -26,7 +26,8 @@ DURING_EXECUTION = "during_execution"  # the first round ran; its rows are partl
 AFTER_STAGING = "after_staging"  # every outcome is staged; the commit has not begun
 BEFORE_COMMIT = "before_commit"  # inside the commit's transaction, everything written, no COMMIT
 AFTER_COMMIT = "after_commit"  # committed; the streaming checkpoint has not advanced
-DURING_AUDITS = "during_audits"  # the Merkle part ran, the expectations are under way: no mark
+# The Merkle part ran and the mark's transaction is open; the expectations are under way.
+DURING_AUDITS = "during_audits"
 
 FAULT_POINTS = (
     AFTER_READ,

@@ -166,11 +166,11 @@ def run_audits(
             expectations_root,
         )
         merkle = _timed(seconds, "merkle part", merkle_audit, settings, kind, engine)
-        faults.reach(DURING_AUDITS)
         opened = None
         if _passed(merkle):
             opened = _timed(seconds, "mark begun beside", begin_mark, engine, merkle[0])
         try:
+            faults.reach(DURING_AUDITS)
             parts = [merkle, expectations.result()]
         except BaseException:
             if opened is not None:
