@@ -46,6 +46,21 @@ from ledger_engine.store.staging import (
 from ledger_engine.transaction import Applied, PendingAdd
 from ledger_engine.values import key_text
 
+# A batch's keys travel as one array value in PostgreSQL's input form, cast by the key type:
+# psycopg2 sends a list as `ARRAY[k1, k2, ...]`, an expression that PostgreSQL parses and
+# plans element by element (0.19-0.21 s against 0.13-0.14 s to read 9x10^4 rows by key).
+_ARRAY_OF = {str: sql.SQL("%s::text[]"), int: sql.SQL("%s::bigint[]")}
+
+
+def array_value(values: Sequence[str] | Sequence[int]) -> str:
+    """`values` (text without NUL, or integers) in the input form of a PostgreSQL array: each
+    text quoted, its `"` and `\\` escaped, so that any text, `NULL` and `{` included, is itself."""
+    items = (
+        str(v) if type(v) is int else '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        for v in values
+    )
+    return "{" + ",".join(items) + "}"
+
 
 @dataclass(frozen=True)
 class PostgresRows:
@@ -68,19 +83,19 @@ class PostgresRows:
         found: dict[Any, Any] = {}
         with self._connection().cursor() as cursor:
             cursor.execute(
-                sql.SQL("SELECT key, value FROM {} WHERE key = ANY(%s)").format(
-                    sql.Identifier(table.name)
+                sql.SQL("SELECT key, value FROM {} WHERE key = ANY({})").format(
+                    sql.Identifier(table.name), _ARRAY_OF[table.key_type]
                 ),
-                (list(keys),),
+                (array_value(keys),),
             )
             found.update(cursor.fetchall())
             if round_ > 0:
                 texts = [key_text(k) for k in keys]
                 cursor.execute(
                     "SELECT DISTINCT ON (key) key, after FROM ledger_stage_rows"
-                    " WHERE batch_id = %s AND table_name = %s AND key = ANY(%s)"
+                    " WHERE batch_id = %s AND table_name = %s AND key = ANY(%s::text[])"
                     " AND round < %s ORDER BY key, round DESC",
-                    (self.batch_id, table.name, texts, round_),
+                    (self.batch_id, table.name, array_value(texts), round_),
                 )
                 for text, after in cursor.fetchall():
                     key = int(text) if table.key_type is int else text
@@ -121,8 +136,8 @@ class PostgresSources:
             with conn.cursor() as cursor:
                 cursor.execute(
                     "SELECT request_id, fingerprint FROM ledger_requests"
-                    " WHERE request_id = ANY(%s)",
-                    (request_ids,),
+                    " WHERE request_id = ANY(%s::text[])",
+                    (array_value(request_ids),),
                 )
                 return dict(cursor.fetchall())
         finally:

@@ -23,6 +23,7 @@ from ledger_engine.apps.bank_events import event_to_line
 from ledger_engine.ingest import ingest_files
 from ledger_engine.model import Event, RunResult
 from ledger_engine.serial import run_serial
+from ledger_engine.spark.postgres import array_value
 from ledger_engine.store.staging import Stager, dsn_of, net_row
 
 # Different texts, each a valid account id, asset id and request id (at most 1,024 bytes).
@@ -232,3 +233,39 @@ def test_any_storable_text_is_staged_and_read_back_unchanged(
         " WHERE batch_id = 0 AND slot = 'texts' ORDER BY round",
     )
     assert staged == [(value, value, value) for value in texts]
+
+
+# -- a batch's keys, sent to PostgreSQL as one array value -----------------------------------
+
+
+@settings(
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(texts=st.lists(STORABLE_TEXT, max_size=8))
+@example(texts=[*HOSTILE, "", "{}", '{"a"}', "a,b", " padded "])
+def test_any_storable_text_reaches_postgresql_as_itself_in_an_array_value(
+    engine: Engine, texts: list[str]
+) -> None:
+    """The tasks' row reads and the driver's look-up of request ids send a batch's keys as
+    one `text[]` value in array input form (`array_value`): quotes, backslashes, braces,
+    commas, `NULL` and empty strings are keys like any other."""
+    with engine.connect() as conn:
+        sent = conn.exec_driver_sql("SELECT %s::text[]", (array_value(texts),)).scalar_one()
+    assert sent == texts
+
+
+@settings(
+    max_examples=50,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(numbers=st.lists(st.integers(-(2**63), 2**63 - 1), max_size=8))
+@example(numbers=[-(2**63), 0, 2**63 - 1])
+def test_any_int64_reaches_postgresql_as_itself_in_an_array_value(
+    engine: Engine, numbers: list[int]
+) -> None:
+    with engine.connect() as conn:
+        sent = conn.exec_driver_sql("SELECT %s::bigint[]", (array_value(numbers),)).scalar_one()
+    assert sent == numbers
