@@ -116,7 +116,7 @@ def conclude(
     scope = narrowest(s for s, _ in parts)
     checks = [check for _, part_checks in parts for check in part_checks]
     mark = None
-    if checks and all(c.passed for c in checks):
+    if _all_passed(checks):
         if opened is not None:
             mark = opened.record(scope, len(checks))
         else:
@@ -167,7 +167,7 @@ def run_audits(
         )
         merkle = _timed(seconds, "merkle part", merkle_audit, settings, kind, engine)
         opened = None
-        if _passed(merkle):
+        if _all_passed(merkle[1]):
             opened = _timed(seconds, "mark begun beside", begin_mark, engine, merkle[0])
         try:
             faults.reach(DURING_AUDITS)
@@ -194,8 +194,8 @@ def _timed(
         seconds[part] = time.perf_counter() - started
 
 
-def _passed(part: AuditPart) -> bool:
-    _, checks = part
+def _all_passed(checks: Sequence[CheckResult]) -> bool:
+    """Whether there are checks and every one passed: what a mark needs."""
     return bool(checks) and all(c.passed for c in checks)
 
 
