@@ -22,8 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 AFTER_READ = "after_read"  # the batch's files are read; nothing is staged
-DURING_EXECUTION = "during_execution"  # the first round ran; its rows are partly staged
-AFTER_STAGING = "after_staging"  # every outcome is staged; the commit has not begun
+DURING_EXECUTION = "during_execution"  # the first round ran (a later round's rows staged)
+AFTER_STAGING = "after_staging"  # every task has reported its journal; no commit yet
 BEFORE_COMMIT = "before_commit"  # inside the commit's transaction, everything written, no COMMIT
 AFTER_COMMIT = "after_commit"  # committed; the streaming checkpoint has not advanced
 # The Merkle part ran and the mark's transaction is open; the expectations are under way.

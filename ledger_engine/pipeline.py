@@ -1,10 +1,11 @@
 """The micro-batch pipeline: landed files -> screened events -> parallel execution on Spark ->
-staged in PostgreSQL by the tasks -> committed exactly once by the driver.
+the tasks' journal, committed exactly once by the driver.
 
 `BatchProcessor.process` is one micro-batch; `run_pipeline` drives the Structured Streaming job
 over everything that has landed in the inbox and returns a summary per batch. The driver
-handles file names and line counts, the compact schedule, and the tasks' reports (counts and
-Merkle bucket deltas); events, rows and outcomes stay in Spark tasks and PostgreSQL.
+handles file names and line counts, the compact schedule, and the tasks' reports (their
+journal as CSV, which the commit writes into the ledger tables unread, and Merkle bucket
+deltas); events, rows and outcomes stay in Spark tasks and PostgreSQL.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ from ledger_engine.store.commit import (
 )
 from ledger_engine.store.database import open_store
 from ledger_engine.store.lease import Holder, RunLease, check_fence, run_lease
-from ledger_engine.store.staging import clear_staging, dsn_of
+from ledger_engine.store.staging import JournalPart, clear_staging, dsn_of
 from ledger_engine.store.state import check_state_tables
 
 
@@ -226,7 +227,7 @@ class BatchProcessor:
             # Where the stage's own time goes, beside the executor's phases.
             run.seconds["read files"] = read_seconds
             run.seconds["stage ended, collect reports"] = time.perf_counter() - clock
-            staged, deltas = _totals(reports)
+            journal, deltas = _totals(reports)
             return (
                 StagedBatch(
                     batch_id=batch_id,
@@ -234,7 +235,7 @@ class BatchProcessor:
                     input_files=tuple(info.name for info in infos),
                     input_fingerprint=fingerprint,
                     ingested=position,
-                    staged=staged,
+                    journal=journal,
                     merkle_deltas=deltas,
                     execute_seconds=time.perf_counter() - started,
                     fence_epoch=self.lease.epoch,
@@ -262,17 +263,16 @@ def _summaries(frame: DataFrame) -> list[dict[str, Any]]:
 
 def _totals(
     reports: list[list[dict[str, Any]]],
-) -> tuple[dict[str, int], dict[tuple[str, int], int]]:
-    """Rows staged per table and Merkle deltas per (table, bucket), over every task."""
-    staged: dict[str, int] = {}
+) -> tuple[tuple[JournalPart, ...], dict[tuple[str, int], int]]:
+    """Every task's journal part, and the Merkle deltas per (table, bucket) over them all."""
+    journal: list[JournalPart] = []
     deltas: dict[tuple[str, int], int] = {}
     for summaries in reports:
         for summary in summaries:
-            for table, count in summary["counts"].items():
-                staged[table] = staged.get(table, 0) + count
+            journal.append(summary["journal"])
             for slot, delta in summary["merkle"].items():
                 deltas[slot] = (deltas.get(slot, 0) + delta) % MODULUS
-    return staged, deltas
+    return tuple(journal), deltas
 
 
 class BatchFailed(RuntimeError):

@@ -21,7 +21,7 @@ which consecutive batches are grouped (a group's throughput is its events over i
 So a page stays about the same size whatever the ledger's length.
 
 Throughput of a batch is its ingested events over its execute seconds plus its commit seconds
-(Spark's staging, then the commit transaction up to the batch row). Batches committed before
+(Spark's execution, then the commit transaction up to the batch row). Batches committed before
 commit latency was recorded (sql/0010) read 0 commit seconds, shown as "not measured".
 
 Beside each page, `audit-<stamp>.json` holds its verdict and counts, from which the index

@@ -5,14 +5,14 @@
 - `PostgresRows` is the row source of executing tasks: each task reads the rows its chunk of
   transactions touches, one query per table, on top of which it reads the net changes that
   earlier rounds of the same batch staged (`ledger_stage_rows`).
-- `PostgresSink` stages, from each task, its events, changes, results, rejections, duplicates
-  and executed request ids (`ledger_engine.store.staging`), and the net row changes of a
-  round that a later round of the batch reads; it reports what it staged and the Merkle
-  bucket deltas of its row changes to the driver (tag SUMMARY). The commit finds each row's
-  net change in the staged change log, so a batch of one round stages every row write once.
+- `PostgresSink` encodes, in each task, its events, changes, results, rejections, duplicates
+  and executed request ids as the ledger tables' CSV (`ledger_engine.store.staging`), and
+  stages the net row changes of a round that a later round of the batch reads; it reports
+  that journal part and the Merkle bucket deltas of its row changes to the driver (tag
+  SUMMARY). The commit finds each row's net change in the change log it writes.
 
 Every task opens its own connection and stages in its own transaction; the batch's commit on
-the driver moves everything into the ledger in one transaction.
+the driver writes the tasks' journal into the ledger in one transaction.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from ledger_engine.partition import Executed, NetChange, RowKey
 from ledger_engine.spark.codec import OUTPUT, PICKLE, SUMMARY, batch_of, event_of
 from ledger_engine.spark.execution import EventLine, Task
 from ledger_engine.store.staging import (
+    STAGED_ROWS,
     Stager,
     change_row,
     clean_text,
@@ -182,9 +183,9 @@ class PostgresSink:
         """Commit this task's staging; report it to the driver."""
         if self._stager is None:
             return
-        counts = self._stager.commit()
+        journal = self._stager.commit()
         self._stager = None
-        summary = {"counts": counts, "merkle": self._merkle, "events": events}
+        summary = {"journal": journal, "merkle": self._merkle, "events": events}
         self._merkle = {}
         yield batch_of(OUTPUT, {"tag": [SUMMARY], "blob": [pickle.dumps(summary, PICKLE)]})
 
@@ -201,7 +202,7 @@ class PostgresSink:
     def _stage_nets(stager: Stager, round_: int, nets: dict[RowKey, NetChange]) -> None:
         """The rows a later round reads (`PostgresRows`); nobody else reads them."""
         for (table, key), net in nets.items():
-            stager.add("ledger_stage_rows", net_row(table, key, round_, net.before, net.after))
+            stager.add(STAGED_ROWS, net_row(table, key, round_, net.before, net.after))
 
     # -- Sink ------------------------------------------------------------------------------
 
@@ -216,16 +217,16 @@ class PostgresSink:
             status = APPLIED if isinstance(outcome, Applied) else REJECTED
             event = line.event
             stager.add(
-                "ledger_stage_events",
+                "ledger_events",
                 event_row(item.position, line.source_file, line.line_number, event, status),
             )
             stager.add(
-                "ledger_stage_requests",
+                "ledger_requests",
                 (event.request_id, item.position, line.fingerprint, status),
             )
             if isinstance(outcome, Rejection):
                 stager.add(
-                    "ledger_stage_rejections",
+                    "ledger_rejections",
                     rejection_row(
                         item.position,
                         event.stream,
@@ -238,10 +239,10 @@ class PostgresSink:
                 continue
             for seq, change in enumerate(outcome.changes):
                 if not isinstance(change, PendingAdd):  # staged once settled
-                    stager.add("ledger_stage_change_log", change_row(item.position, seq, change))
+                    stager.add("ledger_change_log", change_row(item.position, seq, change))
             for seq, result in enumerate(outcome.results):
                 stager.add(
-                    "ledger_stage_results",
+                    "ledger_results",
                     (
                         item.position,
                         seq,
@@ -268,7 +269,7 @@ class PostgresSink:
     ) -> Iterator[pa.RecordBatch]:
         stager = self._open("settle")
         for item in items:
-            stager.add("ledger_stage_change_log", change_row(item.position, item.seq, item.change))
+            stager.add("ledger_change_log", change_row(item.position, item.seq, item.change))
         self._merkle_deltas(nets)
         return iter(())
 
@@ -291,11 +292,11 @@ class PostgresSink:
                     file, number = columns["source_file"][i], columns["line_number"][i]
                     if status == REJECTED:
                         stager.add(
-                            "ledger_stage_events",
+                            "ledger_events",
                             event_row(position, file, number, event, REJECTED),
                         )
                         stager.add(
-                            "ledger_stage_rejections",
+                            "ledger_rejections",
                             rejection_row(
                                 position,
                                 event.stream if event else None,
@@ -308,17 +309,17 @@ class PostgresSink:
                         rid = columns["request_id"][i]
                         if rid is not None:
                             stager.add(
-                                "ledger_stage_requests",
+                                "ledger_requests",
                                 (rid, position, columns["fingerprint"][i], REJECTED),
                             )
                     else:
                         assert status == DUPLICATE
                         stager.add(
-                            "ledger_stage_events",
+                            "ledger_events",
                             event_row(position, file, number, event, DUPLICATE),
                         )
                         stager.add(
-                            "ledger_stage_duplicates",
+                            "ledger_duplicates",
                             (
                                 position,
                                 clean_text(event.stream),

@@ -1,16 +1,16 @@
 """The exactly-once batch commit: one PostgreSQL transaction per micro-batch.
 
-Spark tasks have staged the batch (`ledger_engine.store.staging`). The commit, on the driver,
-takes the commit lock, checks that its run still holds the run lease
-(`ledger_engine.store.lease`) and that the batch is new and follows the last one, checks that
-the staging holds exactly what the tasks reported (every line of the batch once, no row
-written by two tasks of one round, no task's rows twice, each row's changes a chain), checks
-that every row the batch changes still holds the value the batch read, and then, set-based
-inside PostgreSQL: applies each row's net change (from its first change's `before` to its
-last one's `after`, in the staged change log), moves the event log, change log, results,
-rejections, duplicates and executed request ids into the ledger, updates the tables' Merkle
-bucket digests, writes the batch row with the roots and the hash chaining it to the batch
-before, and empties the staging.
+Spark tasks have handed the driver the batch's journal, one CSV part per task and table
+(`ledger_engine.store.staging`). The commit, on the driver, takes the commit lock, checks
+that its run still holds the run lease (`ledger_engine.store.lease`) and that the batch is new
+and follows the last one, checks that no row was written by two tasks of one stage, writes
+every part by COPY straight into the ledger tables (each journal row written once), checks
+that they hold exactly what the tasks reported (every line of the batch once, no row twice,
+nothing out of place, each row's changes a chain), checks that every row the batch changes
+still holds the value the batch read, and then, set-based inside PostgreSQL: applies each
+row's net change (from its first change's `before` to its last one's `after`, in the change
+log), updates the tables' Merkle bucket digests, writes the batch row with the roots and the
+hash chaining it to the batch before, and empties the staged rows of later rounds.
 
 A batch id already committed with the same input is a no-op; with a different input it is an
 error, since it means the streaming checkpoint and the system of record disagree.
@@ -18,14 +18,18 @@ error, since it means the streaming checkpoint and the system of record disagree
 
 from __future__ import annotations
 
+import io
 import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from psycopg2 import sql
+import pyarrow as pa
+import pyarrow.compute as pc
+from psycopg2 import errors, sql
 from psycopg2.extras import execute_values
+from pyarrow import csv
 from sqlalchemy import Connection, Engine, text
 
 from ledger_engine.api import StreamingLedger, Table
@@ -33,7 +37,12 @@ from ledger_engine.audit.merkle import MODULUS, root_of
 from ledger_engine.audit.snapshots import table_digests
 from ledger_engine.model import APPLIED, DUPLICATE, REJECTED, canonical_hash, canonical_json
 from ledger_engine.store.lease import check_fence
-from ledger_engine.store.staging import STAGE_COLUMNS, clear_staging
+from ledger_engine.store.staging import (
+    JOURNAL_COLUMNS,
+    JournalPart,
+    clear_staging,
+    copy_statement,
+)
 
 GENESIS_HASH = "0" * 64
 # An arbitrary constant naming "batch commit" among the platform's advisory locks.
@@ -52,8 +61,8 @@ class StagedBatch:
     ledger: str
     input_files: tuple[str, ...]
     input_fingerprint: str
-    ingested: int  # non-blank lines: every one must be staged as exactly one event
-    staged: Mapping[str, int]  # rows per staging table, summed over the tasks' reports
+    ingested: int  # non-blank lines: every one must be written as exactly one event
+    journal: tuple[JournalPart, ...]  # every task's part, as its report handed it over
     merkle_deltas: Mapping[tuple[str, int], int]  # (table, bucket) -> digest delta
     execute_seconds: float
     fence_epoch: int  # the lease of the run that staged it (`ledger_engine.store.lease`)
@@ -113,6 +122,8 @@ def commit_staged(
     before COMMIT (a fault point).
     """
     clock = _Clock()
+    _check_writers(batch)  # before the commit lock: it reads only the tasks' reports
+    clock.lap("check writers")
     with engine.begin() as conn:
         conn.execute(text("SELECT pg_advisory_xact_lock(:lock)"), {"lock": _COMMIT_LOCK})
         check_fence(conn.connection.cursor(), batch.fence_epoch)
@@ -137,10 +148,10 @@ def commit_staged(
         # Sorting a batch's row writes and change log in memory rather than in temporary
         # files; local to the commit's transaction.
         conn.execute(text("SET LOCAL work_mem = '256MB'"))
-        _check_staging(conn, batch)
-        clock.lap("check staging")
+        _write_journal(conn, batch, clock)
+        _check_journal(conn, batch)
+        clock.lap("check journal")
         _apply_rows(conn, ledger, batch.batch_id, clock)
-        _move_log(conn, batch.batch_id, clock)
         roots = _update_merkle(conn, ledger, batch.merkle_deltas)
         clock.lap("merkle")
         counts = _counts(conn, batch.batch_id)
@@ -178,73 +189,136 @@ def _check_follows_last(conn: Connection, batch_id: int) -> str:
     return GENESIS_HASH if last is None else last.batch_hash
 
 
-def _check_staging(conn: Connection, batch: StagedBatch) -> None:
-    """The staging holds exactly what the tasks reported, and every line once."""
-    cursor = conn.connection.cursor()
-    # Fresh statistics: without them the planner takes a just-filled staging table for empty
-    # and picks nested loops that take minutes instead of hash joins. Row counts are what it
-    # needs; a sample of 3,000 rows (statistics target 10) gives them in a tenth of the time
-    # of the default 30,000 (0.10 s against 1.32 s for the seven tables of 10^5 transfers).
-    cursor.execute("SET LOCAL default_statistics_target = 10")
-    for name in STAGE_COLUMNS:
-        cursor.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(name)))
-    cursor.execute("RESET default_statistics_target")
-    for name in STAGE_COLUMNS:
-        cursor.execute(
-            sql.SQL("SELECT count(*) FROM {} WHERE batch_id = %s").format(sql.Identifier(name)),
-            (batch.batch_id,),
+def _check_writers(batch: StagedBatch) -> None:
+    """No row written by two tasks of one stage: a row's changes in one round come from the
+    task of its bin (a settled row's, from the task that settled it), so two tasks of a stage
+    writing one row means a broken schedule. Read from the CSV the commit is about to write
+    (its table and key columns only, parsed by Arrow)."""
+    rows_by_stage: dict[str, list[pa.Table]] = {}
+    for task, part in enumerate(batch.journal):
+        data = part.csv.get("ledger_change_log")
+        if data is None:
+            continue
+        written = csv.read_csv(io.BytesIO(data), _CHANGE_CSV, _VALUES, _ROW_COLUMNS)
+        written = written.append_column("task", pa.array([task] * written.num_rows, pa.int32()))
+        rows_by_stage.setdefault(part.stage, []).append(written)
+    for stage, tables in rows_by_stage.items():
+        if len(tables) < 2:
+            continue
+        writers = (
+            pa.concat_tables(tables)
+            .group_by(["table_name", "key"])
+            .aggregate([("task", "count_distinct")])
         )
-        found = cursor.fetchone()[0]
-        if found != batch.staged.get(name, 0):
+        twice = writers.filter(pc.field("task_count_distinct") > 1)
+        if twice.num_rows:
+            row = (twice["table_name"][0].as_py(), twice["key"][0].as_py())
             raise CommitRefused(
-                f"batch {batch.batch_id}: {name} holds {found} rows, the tasks staged "
-                f"{batch.staged.get(name, 0)}: a task's rows are missing or doubled"
+                f"batch {batch.batch_id}: row {row} written by two tasks of {stage}"
             )
+
+
+_CHANGE_CSV = csv.ReadOptions(column_names=["batch_id", *JOURNAL_COLUMNS["ledger_change_log"]])
+_VALUES = csv.ParseOptions(newlines_in_values=True)  # keys are any text
+_ROW_COLUMNS = csv.ConvertOptions(
+    include_columns=["table_name", "key"],
+    column_types={"table_name": pa.string(), "key": pa.string()},
+    strings_can_be_null=False,
+    quoted_strings_can_be_null=False,
+)
+
+# Each journal table in the order it is written: events first, which the other tables' rows
+# belong to.
+_JOURNAL_ORDER = tuple(JOURNAL_COLUMNS)
+
+
+def _write_journal(conn: Connection, batch: StagedBatch, clock: _Clock) -> None:
+    """COPY every task's journal part into the ledger tables; each COPY must write exactly
+    the rows its task reported, and a row written twice (a key already taken) is refused."""
+    cursor = conn.connection.cursor()
+    for table in _JOURNAL_ORDER:
+        statement = copy_statement(table, ["batch_id", *JOURNAL_COLUMNS[table]])
+        query = statement.as_string(cursor)
+        written = reported = 0
+        for part in batch.journal:
+            data = part.csv.get(table)
+            if data is None:
+                continue
+            try:
+                cursor.copy_expert(query, io.BytesIO(data))
+            except errors.UniqueViolation as exc:  # the transaction is rolled back
+                raise CommitRefused(
+                    f"batch {batch.batch_id}: {table} from task {part.slot}: a row written"
+                    f" twice ({exc.diag.message_detail})"
+                ) from exc
+            written += cursor.rowcount
+            reported += part.rows.get(table, 0)
+        if written != reported:
+            raise CommitRefused(
+                f"batch {batch.batch_id}: {table} took {written} rows, the tasks reported"
+                f" {reported}: a task's rows are missing or doubled"
+            )
+        clock.lap(f"write journal: {table}")
+
+
+def _check_journal(conn: Connection, batch: StagedBatch) -> None:
+    """The batch's journal holds every line once, and nothing out of place."""
+    cursor = conn.connection.cursor()
     cursor.execute(
         "SELECT count(*), count(DISTINCT position), min(position), max(position)"
-        " FROM ledger_stage_events WHERE batch_id = %s",
+        " FROM ledger_events WHERE batch_id = %s",
         (batch.batch_id,),
     )
     count, distinct, low, high = cursor.fetchone()
     expected = (batch.ingested, batch.ingested)
     if (count, distinct) != expected or (count and (low, high) != (0, count - 1)):
         raise CommitRefused(
-            f"batch {batch.batch_id}: {count} staged events at {distinct} positions "
+            f"batch {batch.batch_id}: {count} events at {distinct} positions "
             f"({low}..{high}) for {batch.ingested} lines: every line must end exactly once"
         )
     for what, query, table, outcomes in _BELONGS:
         cursor.execute(query.format(sql.Identifier(table)), (batch.batch_id, outcomes))
         stray = cursor.fetchone()[0]
         if stray:
-            raise CommitRefused(f"batch {batch.batch_id}: {stray} staged {what} out of place")
+            raise CommitRefused(f"batch {batch.batch_id}: {stray} {what} out of place")
+    # Executed request ids are keyed by id alone, so they are found from the batch's events:
+    # each must be the request row of exactly one applied or rejected event of the batch.
+    requests = sum(part.rows.get("ledger_requests", 0) for part in batch.journal)
+    cursor.execute(_REQUESTS_IN_PLACE, (batch.batch_id, [APPLIED, REJECTED]))
+    if cursor.fetchone()[0] != requests:
+        raise CommitRefused(f"batch {batch.batch_id}: request ids out of place")
 
 
 # Rows that do not belong where they are, counted set-based in place of foreign keys (see
-# sql/0005): (staging table, outcomes its rows' events must have, or the outcome whose every
+# sql/0005): (journal table, outcomes its rows' events must have, or the outcome whose every
 # event must have a row in it).
 _ORPHANS = sql.SQL(
     "SELECT count(*) FROM {} x WHERE x.batch_id = %s AND NOT EXISTS ("
-    " SELECT 1 FROM ledger_stage_events e WHERE e.batch_id = x.batch_id"
+    " SELECT 1 FROM ledger_events e WHERE e.batch_id = x.batch_id"
     " AND e.position = x.position AND e.outcome = ANY(%s))"
 )
 _MISSING = sql.SQL(
-    "SELECT count(*) FROM ledger_stage_events e WHERE e.batch_id = %s AND e.outcome = %s"
+    "SELECT count(*) FROM ledger_events e WHERE e.batch_id = %s AND e.outcome = %s"
     " AND NOT EXISTS (SELECT 1 FROM {} x WHERE x.batch_id = e.batch_id"
     " AND x.position = e.position)"
 )
 _BELONGS = [
-    ("changes", _ORPHANS, "ledger_stage_change_log", [APPLIED]),
-    ("results", _ORPHANS, "ledger_stage_results", [APPLIED]),
-    ("rejections", _ORPHANS, "ledger_stage_rejections", [REJECTED]),
-    ("duplicates", _ORPHANS, "ledger_stage_duplicates", [DUPLICATE]),
-    ("request ids", _ORPHANS, "ledger_stage_requests", [APPLIED, REJECTED]),
-    ("rejected events without their rejection", _MISSING, "ledger_stage_rejections", REJECTED),
-    ("duplicate events without their duplicate", _MISSING, "ledger_stage_duplicates", DUPLICATE),
+    ("changes", _ORPHANS, "ledger_change_log", [APPLIED]),
+    ("results", _ORPHANS, "ledger_results", [APPLIED]),
+    ("rejections", _ORPHANS, "ledger_rejections", [REJECTED]),
+    ("duplicates", _ORPHANS, "ledger_duplicates", [DUPLICATE]),
+    ("rejected events without their rejection", _MISSING, "ledger_rejections", REJECTED),
+    ("duplicate events without their duplicate", _MISSING, "ledger_duplicates", DUPLICATE),
 ]
+_REQUESTS_IN_PLACE = (
+    "SELECT count(*) FROM ledger_events e JOIN ledger_requests r ON r.request_id = e.request_id"
+    " WHERE e.batch_id = %s AND e.outcome = ANY(%s)"
+    " AND r.batch_id = e.batch_id AND r.position = e.position"
+)
 
 
-# Per key type, how a staged text key becomes the table's key; per value type, how a staged
-# jsonb value becomes the table's value, and whether a table's value equals a staged one.
+# Per key type, how a logged text key becomes the table's key; per value type, how a logged
+# jsonb value becomes the table's value, and whether a table's value equals a logged one.
 # Fixed SQL fragments, never built from data.
 _KEY = {str: sql.SQL("n.key"), int: sql.SQL("n.key::bigint")}
 _VALUE = {
@@ -260,39 +334,28 @@ _HOLDS_BEFORE = {
 
 
 def _apply_rows(conn: Connection, ledger: StreamingLedger, batch_id: int, clock: _Clock) -> None:
-    """Apply each written row's net change over the batch, found in the staged change log,
-    after checking that no row was written by two tasks of one round, that each of a row's
-    changes starts from the one before it, and that the row still holds the value the
-    batch read."""
+    """Apply each written row's net change over the batch, found in its change log, after
+    checking that each of a row's changes starts from the one before it and that the row
+    still holds the value the batch read."""
     cursor = conn.connection.cursor()
-    # One sort of the staged changes by row and position serves the checks and the net
-    # changes. The change log is the one record of the batch's row writes: the tasks stage
-    # no separate net changes for the commit (a row written twice cost a batch of 10^5
+    # One sort of the batch's changes by row and position serves the check and the net
+    # changes. The change log is the one record of the batch's row writes: the tasks hand
+    # over no separate net changes for the commit (a row written twice cost a batch of 10^5
     # transfers 2.5 s in its tasks). Any order groups a row's changes: bytewise ("C") sorts
     # the 4x10^5 changes of 10^5 transfers in 0.45 s, the database's collation in 0.83 s.
     cursor.execute(
         "CREATE TEMPORARY TABLE ledger_chain ON COMMIT DROP AS"
-        " SELECT table_name, key, position, before, after, slot,"
-        " lag(slot) OVER w AS previous_slot, lag(after) OVER w AS previous_after,"
+        " SELECT table_name, key, position, before, after,"
+        " lag(position) OVER w IS NULL AS is_first, lag(after) OVER w AS previous_after,"
         " first_value(before) OVER w AS first_before, lead(position) OVER w IS NULL AS last"
-        " FROM ledger_stage_change_log WHERE batch_id = %s"
+        " FROM ledger_change_log WHERE batch_id = %s"
         ' WINDOW w AS (PARTITION BY key COLLATE "C", table_name COLLATE "C"'
         " ORDER BY position, seq)",
         (batch_id,),
     )
-    # A row's changes in one round come from the task of its bin (a settled row's, from the
-    # task that settled it): two tasks of a stage writing one row means a broken schedule.
-    # (`previous_slot` is NULL only for a row's first change: every staged row has a slot.)
-    cursor.execute(
-        "SELECT table_name, key, position FROM ledger_chain WHERE slot <> previous_slot"
-        " AND split_part(slot, ':', 1) = split_part(previous_slot, ':', 1) LIMIT 1"
-    )
-    twice = cursor.fetchone()
-    if twice is not None:
-        raise CommitRefused(f"batch {batch_id}: row {twice} written by two tasks")
     cursor.execute(
         "SELECT table_name, key, position FROM ledger_chain"
-        " WHERE previous_slot IS NOT NULL AND before IS DISTINCT FROM previous_after LIMIT 1"
+        " WHERE NOT is_first AND before IS DISTINCT FROM previous_after LIMIT 1"
     )
     broken = cursor.fetchone()
     if broken is not None:
@@ -382,37 +445,6 @@ def _apply_table(cursor: Any, table: Table) -> None:
         f"{table.name}[{k!r}] is {now} but the batch read {read}" for k, now, read in changed
     )
     raise CommitRefused(f"{found}: the system of record changed behind the engine")
-
-
-# Each staging table moves into its ledger table in the order of its costliest B-tree index,
-# so that the index takes the batch's entries leaf page by leaf page instead of at random:
-# events and executed request ids by request id, the rest by their primary keys (the change
-# log's row index is a hash index, which no order helps).
-_MOVES = {
-    "ledger_events": ("ledger_stage_events", "request_id"),
-    "ledger_change_log": ("ledger_stage_change_log", "position, seq"),
-    "ledger_results": ("ledger_stage_results", "position, seq"),
-    "ledger_rejections": ("ledger_stage_rejections", "position"),
-    "ledger_duplicates": ("ledger_stage_duplicates", "position"),
-    "ledger_requests": ("ledger_stage_requests", "request_id"),
-}
-
-
-def _move_log(conn: Connection, batch_id: int, clock: _Clock) -> None:
-    cursor = conn.connection.cursor()
-    for target, (source, order) in _MOVES.items():
-        columns = sql.SQL(", ").join(map(sql.Identifier, ("batch_id", *STAGE_COLUMNS[source])))
-        cursor.execute(
-            sql.SQL("INSERT INTO {} ({}) SELECT {} FROM {} WHERE batch_id = %s ORDER BY {}").format(
-                sql.Identifier(target),
-                columns,
-                columns,
-                sql.Identifier(source),
-                sql.SQL(order),
-            ),
-            (batch_id,),
-        )
-        clock.lap(f"move log: {target}")
 
 
 def _update_merkle(

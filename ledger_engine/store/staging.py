@@ -1,10 +1,16 @@
-"""Staging a batch's outcome in PostgreSQL, from many Spark tasks at once.
+"""A batch's journal, written by many Spark tasks at once and stored once by the commit.
 
-Each task writes its part of the batch into the `ledger_stage_*` tables (`sql/0004`) over a
-connection of its own, with `COPY`, in one transaction, under its *slot* (which task of which
-stage it is). It first deletes whatever its slot already holds, so a task that Spark runs
-again replaces its earlier attempt instead of doubling it. Nothing staged is visible in the
-ledger until the batch's commit (`ledger_engine.store.commit`) moves it, in one transaction.
+Each task encodes its part of the batch's journal (events, changes, results, rejections,
+duplicates, executed request ids) as CSV in the column order of the ledger tables and hands
+it to the driver in its report (`JournalPart`); the batch's commit (`ledger_engine.store.commit`)
+COPYs every part straight into the ledger tables, in its one transaction, so each journal row
+is written once. A task that Spark runs again replaces its earlier report.
+
+What a later round of the same batch reads (the net change of each row an earlier round
+wrote) is working state, not journal: tasks stage it in `ledger_stage_rows` (`sql/0004`) over
+a connection of their own, in one transaction, under their *slot* (which task of which stage
+they are), first deleting whatever the slot already holds. The same transaction checks the
+run's lease, so that a task of a run that lost it hands over nothing.
 
 The `*_row` functions say what the system of record keeps about an outcome; they are the one
 place where engine values become column values.
@@ -13,7 +19,8 @@ place where engine values become column values.
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -27,8 +34,9 @@ from ledger_engine.model import Change, Event, canonical_json, plain_canonical_b
 from ledger_engine.store.lease import check_fence
 from ledger_engine.values import json_problem, key_text, plain_json, storable_text
 
-STAGE_COLUMNS: dict[str, tuple[str, ...]] = {
-    "ledger_stage_events": (
+# The journal's tables and the columns a task writes of each (after `batch_id`), in order.
+JOURNAL_COLUMNS: dict[str, tuple[str, ...]] = {
+    "ledger_events": (
         "position",
         "source_file",
         "line_number",
@@ -37,7 +45,7 @@ STAGE_COLUMNS: dict[str, tuple[str, ...]] = {
         "payload",
         "outcome",
     ),
-    "ledger_stage_change_log": (
+    "ledger_change_log": (
         "position",
         "seq",
         "request_id",
@@ -46,8 +54,8 @@ STAGE_COLUMNS: dict[str, tuple[str, ...]] = {
         "before",
         "after",
     ),
-    "ledger_stage_results": ("position", "seq", "stream", "request_id", "payload"),
-    "ledger_stage_rejections": (
+    "ledger_results": ("position", "seq", "stream", "request_id", "payload"),
+    "ledger_rejections": (
         "position",
         "stream",
         "request_id",
@@ -55,10 +63,27 @@ STAGE_COLUMNS: dict[str, tuple[str, ...]] = {
         "detail",
         "raw_input",
     ),
-    "ledger_stage_duplicates": ("position", "stream", "request_id", "kind"),
-    "ledger_stage_requests": ("request_id", "position", "fingerprint", "outcome"),
-    "ledger_stage_rows": ("table_name", "key", "round", "before", "after"),
+    "ledger_duplicates": ("position", "stream", "request_id", "kind"),
+    "ledger_requests": ("request_id", "position", "fingerprint", "outcome"),
 }
+# The working state a later round reads, and its columns (after `batch_id` and `slot`).
+STAGED_ROWS = "ledger_stage_rows"
+STAGED_ROW_COLUMNS = ("table_name", "key", "round", "before", "after")
+
+
+@dataclass(frozen=True)
+class JournalPart:
+    """One task's share of a batch's journal: per ledger table, its rows as CSV (`batch_id`
+    first, then `JOURNAL_COLUMNS`' columns) and how many rows that CSV holds."""
+
+    slot: str
+    csv: Mapping[str, bytes]
+    rows: Mapping[str, int]
+
+    @property
+    def stage(self) -> str:
+        """The stage of the task (`round0`, `settle`, `admission`): the slot without its task."""
+        return self.slot.split(":", 1)[0]
 
 
 def dsn_of(url: str) -> str:
@@ -147,9 +172,9 @@ def net_row(table: str, key: Any, round_: int, before: Any, after: Any) -> tuple
     return (table, key_text(key), round_, json_of(before), json_of(after))
 
 
-# -- COPY ----------------------------------------------------------------------------------
+# -- CSV and COPY --------------------------------------------------------------------------
 
-# The Arrow type of each staged column that is not text (text and jsonb travel as strings).
+# The Arrow type of each column that is not text (text and jsonb travel as strings).
 _TYPES = {
     "position": pa.int32(),
     "line_number": pa.int32(),
@@ -157,6 +182,7 @@ _TYPES = {
     "round": pa.int32(),
 }
 _BYTEA = {"raw_input"}
+_CSV = csv.WriteOptions(include_header=False)
 
 
 def _column(name: str, values: tuple) -> pa.Array:
@@ -165,90 +191,105 @@ def _column(name: str, values: tuple) -> pa.Array:
     return pa.array(values, _TYPES.get(name, pa.string()))
 
 
+def csv_of(leading: dict[str, pa.Array], columns: tuple[str, ...], rows: list[tuple]) -> bytes:
+    """`rows` (tuples of `columns`' values) as CSV in PostgreSQL's COPY form, after the
+    `leading` columns: written by Arrow from columns, so that Python touches each value once."""
+    arrays = [
+        *leading.values(),
+        *(_column(c, values) for c, values in zip(columns, zip(*rows, strict=True), strict=True)),
+    ]
+    table = pa.Table.from_arrays(arrays, names=[*leading, *columns])
+    data = io.BytesIO()
+    csv.write_csv(table, data, write_options=_CSV)
+    return data.getvalue()
+
+
+def copy_statement(table: str, columns: Sequence[str]) -> sql.Composed:
+    """`COPY table (columns) FROM STDIN` in CSV form, identifiers quoted."""
+    return sql.SQL("COPY {} ({}) FROM STDIN WITH (FORMAT csv)").format(
+        sql.Identifier(table), sql.SQL(", ").join(map(sql.Identifier, columns))
+    )
+
+
 class Stager:
-    """One task's staging: one connection, one transaction, its slot cleared first.
+    """One task's share of a batch: its journal as CSV for the commit, and the rows a later
+    round reads staged in `ledger_stage_rows` over one connection, in one transaction, its
+    slot cleared first.
 
     The transaction first checks that the run's lease (`fence_epoch`) still holds
-    (`ledger_engine.store.lease`): a task of a run that lost its lease stages nothing.
-
-    Rows are buffered per table and sent with `COPY ... (FORMAT csv)`, written by Arrow's CSV
-    writer from columns, so that Python touches each value once.
+    (`ledger_engine.store.lease`): a task of a run that lost its lease hands over nothing.
     """
 
     def __init__(self, dsn: str, batch_id: int, slot: str, fence_epoch: int) -> None:
         self.batch_id = batch_id
         self.slot = slot
-        self.counts: dict[str, int] = dict.fromkeys(STAGE_COLUMNS, 0)
-        self._rows: dict[str, list[tuple]] = {name: [] for name in STAGE_COLUMNS}
+        self._journal: dict[str, list[tuple]] = {name: [] for name in JOURNAL_COLUMNS}
+        self._staged_rows: list[tuple] = []
         self._conn = psycopg2.connect(dsn)
         try:
             with self._conn.cursor() as cursor:
                 check_fence(cursor, fence_epoch)
-                for name in STAGE_COLUMNS:
-                    cursor.execute(
-                        sql.SQL("DELETE FROM {} WHERE batch_id = %s AND slot = %s").format(
-                            sql.Identifier(name)
-                        ),
-                        (batch_id, slot),
-                    )
+                cursor.execute(
+                    "DELETE FROM ledger_stage_rows WHERE batch_id = %s AND slot = %s",
+                    (batch_id, slot),
+                )
         except BaseException:
             self._conn.close()
             raise
 
     def add(self, table: str, row: Sequence[Any]) -> None:
-        assert len(row) == len(STAGE_COLUMNS[table]), f"{table} takes {STAGE_COLUMNS[table]}"
-        self._rows[table].append(tuple(row))
-        self.counts[table] += 1
+        """A row of a journal table (`JOURNAL_COLUMNS`) or of `ledger_stage_rows`."""
+        if table == STAGED_ROWS:
+            assert len(row) == len(STAGED_ROW_COLUMNS), f"{table} takes {STAGED_ROW_COLUMNS}"
+            self._staged_rows.append(tuple(row))
+            return
+        assert len(row) == len(JOURNAL_COLUMNS[table]), f"{table} takes {JOURNAL_COLUMNS[table]}"
+        self._journal[table].append(tuple(row))
 
     def flush(self) -> None:
+        """Send the buffered rows of `ledger_stage_rows` (inside the task's transaction)."""
+        rows = self._staged_rows
+        if not rows:
+            return
+        leading = {
+            "batch_id": pa.array(np.full(len(rows), self.batch_id, dtype=np.int64)),
+            "slot": pa.array([self.slot] * len(rows), pa.string()),
+        }
+        data = io.BytesIO(csv_of(leading, STAGED_ROW_COLUMNS, rows))
+        statement = copy_statement(STAGED_ROWS, [*leading, *STAGED_ROW_COLUMNS])
         with self._conn.cursor() as cursor:
-            for name, rows in self._rows.items():
-                if not rows:
-                    continue
-                columns = STAGE_COLUMNS[name]
-                arrays = [
-                    pa.array(np.full(len(rows), self.batch_id, dtype=np.int64)),
-                    pa.array([self.slot] * len(rows), pa.string()),
-                    *(
-                        _column(c, values)
-                        for c, values in zip(columns, zip(*rows, strict=True), strict=True)
-                    ),
-                ]
-                table = pa.Table.from_arrays(arrays, names=["batch_id", "slot", *columns])
-                data = io.BytesIO()
-                csv.write_csv(table, data, write_options=_CSV)
-                data.seek(0)
-                identifiers = sql.SQL(", ").join(map(sql.Identifier, table.column_names))
-                statement = sql.SQL("COPY {} ({}) FROM STDIN WITH (FORMAT csv)").format(
-                    sql.Identifier(name), identifiers
-                )
-                cursor.copy_expert(statement.as_string(self._conn), data)
-                rows.clear()
+            cursor.copy_expert(statement.as_string(self._conn), data)
+        rows.clear()
 
-    def commit(self) -> dict[str, int]:
-        """Write what is buffered, commit, close; returns the rows staged per table."""
+    def commit(self) -> JournalPart:
+        """Stage what is buffered, commit, close; returns the task's journal for the commit."""
         try:
             self.flush()
             self._conn.commit()
         finally:
             self._conn.close()
-        return dict(self.counts)
+        return self.journal()
+
+    def journal(self) -> JournalPart:
+        """The task's journal rows, as CSV per table (tables it wrote nothing to left out)."""
+        encoded: dict[str, bytes] = {}
+        counts: dict[str, int] = {}
+        for name, rows in self._journal.items():
+            if rows:
+                batch_ids = pa.array(np.full(len(rows), self.batch_id, dtype=np.int64))
+                encoded[name] = csv_of({"batch_id": batch_ids}, JOURNAL_COLUMNS[name], rows)
+                counts[name] = len(rows)
+        return JournalPart(self.slot, encoded, counts)
 
     def abandon(self) -> None:
         self._conn.close()
 
 
-_CSV = csv.WriteOptions(include_header=False)
-
-
 def clear_staging(conn: Any, batch_id: int | None = None) -> None:
-    """Delete what is staged (for one batch, or all of it) on a psycopg2 connection."""
+    """Delete the staged rows a later round reads (for one batch, or all of them) on a
+    psycopg2 connection."""
     with conn.cursor() as cursor:
-        for name in STAGE_COLUMNS:
-            if batch_id is None:
-                cursor.execute(sql.SQL("TRUNCATE {}").format(sql.Identifier(name)))
-            else:
-                cursor.execute(
-                    sql.SQL("DELETE FROM {} WHERE batch_id = %s").format(sql.Identifier(name)),
-                    (batch_id,),
-                )
+        if batch_id is None:
+            cursor.execute("TRUNCATE ledger_stage_rows")
+        else:
+            cursor.execute("DELETE FROM ledger_stage_rows WHERE batch_id = %s", (batch_id,))

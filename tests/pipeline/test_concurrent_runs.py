@@ -180,7 +180,7 @@ def test_a_run_that_lost_its_lease_can_neither_stage_nor_commit(
             assert current.epoch == stale.epoch + 1
             with pytest.raises(Fenced, match=f"epoch {stale.epoch}"):
                 Stager(dsn, 0, "round0:0", stale.epoch)
-            staged = StagedBatch(0, LEDGER.name, (), "f" * 64, 0, {}, {}, 0.0, stale.epoch)
+            staged = StagedBatch(0, LEDGER.name, (), "f" * 64, 0, (), {}, 0.0, stale.epoch)
             with pytest.raises(Fenced):
                 commit_staged(engine, LEDGER, staged)
             Stager(dsn, 0, "round0:0", current.epoch).commit()

@@ -391,8 +391,9 @@ def test_the_writer_commits_batches_equal_to_the_serial_runner(
     database_url: str, logins: Logins, commit_files
 ) -> None:
     """A login in the writer role, not a superuser, runs micro-batches end to end: Spark
-    tasks read known request ids and rows and stage by COPY, the commit analyzes and locks,
-    builds its temporary table, applies, moves the log and updates the Merkle digests."""
+    tasks read known request ids and rows and stage rows for later rounds by COPY, the commit
+    locks, writes the journal by COPY, builds its temporary table, applies and updates the
+    Merkle digests."""
     writer = logins.create("writer")
     assert rows(writer.engine, "SELECT rolsuper FROM pg_roles WHERE rolname = current_user") == [
         (False,)
@@ -416,23 +417,6 @@ def test_the_writer_commits_batches_equal_to_the_serial_runner(
     assert rows(writer.engine, "SELECT count(*) FROM ledger_change_log") == [
         (len(expected.changes),)
     ]
-
-
-def test_the_writer_analyzes_every_staging_table_without_a_warning(
-    engine: Engine, logins: Logins
-) -> None:
-    """Only a table's owner may ANALYZE it (before PostgreSQL 17); anyone else gets a
-    warning and the commit plans over stale statistics."""
-    staging = [name for name, _ in tables(engine) if name.startswith("ledger_stage_")]
-    assert len(staging) >= 7
-    conn = logins.create("writer").connect()
-    conn.autocommit = True
-    with conn.cursor() as cursor:
-        for name in staging:
-            cursor.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(name)))
-    notices = list(conn.notices)
-    conn.close()
-    assert notices == []
 
 
 def test_the_writer_cannot_change_the_log(engine: Engine, logins: Logins) -> None:

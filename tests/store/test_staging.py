@@ -1,20 +1,30 @@
-"""Tasks stage a batch in PostgreSQL: values survive COPY exactly, a task that runs again
-replaces its earlier attempt, and the commit refuses staging that is not what the tasks
-reported."""
+"""Tasks hand the commit their part of a batch's journal, and stage what later rounds read:
+values survive the journal's CSV and COPY exactly, a task that runs again replaces its earlier
+staging, and the commit refuses a journal that is not what the tasks reported."""
 
 from __future__ import annotations
 
+import io
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 
 import pytest
 from sqlalchemy import Engine, text
 
 from ledger_engine.apps.bank import build_ledger
 from ledger_engine.pipeline import BatchProcessor, files_frame
-from ledger_engine.store.commit import CommitRefused, commit_staged
+from ledger_engine.store.commit import CommitRefused, StagedBatch, commit_staged
 from ledger_engine.store.lease import RunLease, run_lease
-from ledger_engine.store.staging import Stager, dsn_of
+from ledger_engine.store.staging import (
+    JOURNAL_COLUMNS,
+    STAGED_ROWS,
+    JournalPart,
+    Stager,
+    copy_statement,
+    dsn_of,
+    net_row,
+)
 
 HOSTILE = [
     "plain",
@@ -44,24 +54,37 @@ def lease(engine: Engine) -> Iterator[RunLease]:
         yield held
 
 
-def test_text_bytes_and_nulls_survive_staging_exactly(engine: Engine, lease: RunLease) -> None:
+def test_text_bytes_and_nulls_survive_the_journal_exactly(engine: Engine, lease: RunLease) -> None:
     stager = Stager(dsn(engine), 7, "test:0", lease.epoch)
     for position, value in enumerate(HOSTILE):
         stager.add(
-            "ledger_stage_rejections",
+            "ledger_rejections",
             (position, value, None, "aborted", value, value.encode() + b"\x00\xff"),
         )
-        stager.add("ledger_stage_results", (position, 0, "s", value or "r", json.dumps(value)))
-    assert stager.commit()["ledger_stage_rejections"] == len(HOSTILE)
-    stored = rows(
-        engine,
-        "SELECT stream, request_id, detail, raw_input FROM ledger_stage_rejections"
-        " ORDER BY position",
-    )
+        stager.add("ledger_results", (position, 0, "s", value or "r", json.dumps(value)))
+    part = stager.commit()
+    assert part.rows == {"ledger_rejections": len(HOSTILE), "ledger_results": len(HOSTILE)}
+    conn = engine.raw_connection()
+    try:  # written as the commit writes it, then rolled back
+        with conn.cursor() as cursor:
+            for table in part.csv:
+                statement = copy_statement(table, ["batch_id", *JOURNAL_COLUMNS[table]])
+                cursor.copy_expert(statement.as_string(cursor), io.BytesIO(part.csv[table]))
+            cursor.execute(
+                "SELECT stream, request_id, detail, raw_input FROM ledger_rejections"
+                " WHERE batch_id = 7 ORDER BY position"
+            )
+            stored = cursor.fetchall()
+            cursor.execute(
+                "SELECT payload FROM ledger_results WHERE batch_id = 7 ORDER BY position"
+            )
+            payloads = cursor.fetchall()
+    finally:
+        conn.rollback()
+        conn.close()
     assert [(s, r, d, bytes(raw)) for s, r, d, raw in stored] == [
         (v, None, v, v.encode() + b"\x00\xff") for v in HOSTILE
     ]
-    payloads = rows(engine, "SELECT payload FROM ledger_stage_results ORDER BY position")
     assert payloads == [(v,) for v in HOSTILE]
 
 
@@ -70,23 +93,23 @@ def test_a_task_staging_its_slot_again_replaces_its_earlier_attempt(
 ) -> None:
     for attempt in range(3):
         stager = Stager(dsn(engine), 1, "round0:1", lease.epoch)
-        stager.add("ledger_stage_duplicates", (attempt, "s", "r", "exists"))
+        stager.add(STAGED_ROWS, net_row("accounts", "a", 0, None, attempt))
         stager.commit()
     other = Stager(dsn(engine), 1, "round0:2", lease.epoch)
-    other.add("ledger_stage_duplicates", (9, "s", "r", "exists"))
+    other.add(STAGED_ROWS, net_row("accounts", "b", 0, None, 9))
     other.commit()
-    assert rows(engine, "SELECT slot, position FROM ledger_stage_duplicates ORDER BY slot") == [
-        ("round0:1", 2),
-        ("round0:2", 9),
+    assert rows(engine, "SELECT slot, key, after FROM ledger_stage_rows ORDER BY slot") == [
+        ("round0:1", "a", 2),
+        ("round0:2", "b", 9),
     ]
 
 
 def test_an_abandoned_attempt_stages_nothing(engine: Engine, lease: RunLease) -> None:
     stager = Stager(dsn(engine), 1, "round0:0", lease.epoch)
-    stager.add("ledger_stage_duplicates", (0, "s", "r", "exists"))
+    stager.add(STAGED_ROWS, net_row("accounts", "a", 0, None, 1))
     stager.flush()
     stager.abandon()
-    assert rows(engine, "SELECT count(*) FROM ledger_stage_duplicates") == [(0,)]
+    assert rows(engine, "SELECT count(*) FROM ledger_stage_rows") == [(0,)]
 
 
 @pytest.fixture
@@ -127,57 +150,104 @@ def staged(spark, engine: Engine, lease: RunLease):
     run.release()
 
 
-def tamper(engine: Engine, statement: str) -> None:
-    with engine.begin() as conn:
-        conn.execute(text(statement))
+def tampered(
+    batch: StagedBatch,
+    table: str,
+    edit: Callable[[str, list[str]], list[str]],
+    *,
+    recount: bool = False,
+) -> StagedBatch:
+    """`batch` with each task's CSV lines of `table` replaced by `edit(slot, lines)` (the
+    fixture's values hold no line breaks); the counts the tasks reported are kept unless
+    `recount`."""
+    parts = []
+    for part in batch.journal:
+        data = part.csv.get(table)
+        if data is None:
+            parts.append(part)
+            continue
+        lines = edit(part.slot, data.decode().splitlines())
+        counts = {**part.rows, table: len(lines)} if recount else part.rows
+        csv = {**part.csv, table: "".join(line + "\n" for line in lines).encode()}
+        parts.append(JournalPart(part.slot, csv, counts))
+    return replace(batch, journal=tuple(parts))
 
 
-def refuses(engine: Engine, batch, message: str) -> None:
+def at(position: int, line: str) -> bool:
+    """Whether a journal line (batch id, then position) is of the event at `position`."""
+    return line.split(",")[1] == str(position)
+
+
+def refuses(engine: Engine, batch: StagedBatch, message: str) -> None:
     with pytest.raises(CommitRefused, match=message):
         commit_staged(engine, build_ledger(), batch)
     assert rows(engine, "SELECT count(*) FROM ledger_batches") == [(0,)]
     assert rows(engine, "SELECT count(*) FROM accounts") == [(0,)]
+    assert rows(engine, "SELECT count(*) FROM ledger_events") == [(0,)]
 
 
-def test_a_row_staged_twice_is_refused(engine: Engine, staged) -> None:
-    tamper(
-        engine,
-        "INSERT INTO ledger_stage_change_log SELECT * FROM ledger_stage_change_log"
-        " WHERE position = 3",
-    )
-    refuses(engine, staged, "ledger_stage_change_log holds .* rows, the tasks staged")
+def test_a_row_written_twice_is_refused(engine: Engine, staged) -> None:
+    def doubled(slot: str, lines: list[str]) -> list[str]:
+        return lines + [line for line in lines if at(3, line)]
+
+    refuses(engine, tampered(staged, "ledger_change_log", doubled), "a row written twice")
+    counted = tampered(staged, "ledger_change_log", doubled, recount=True)
+    refuses(engine, counted, "ledger_change_log from task .*: a row written twice")
 
 
 def test_a_missing_event_is_refused(engine: Engine, staged) -> None:
-    tamper(engine, "DELETE FROM ledger_stage_events WHERE position = 1")
-    refuses(engine, staged, "ledger_stage_events holds 3 rows")
+    def dropped(slot: str, lines: list[str]) -> list[str]:
+        return [line for line in lines if not at(1, line)]
+
+    missing = tampered(staged, "ledger_events", dropped)
+    refuses(engine, missing, "ledger_events took 3 rows, the tasks reported 4")
+    counted = tampered(staged, "ledger_events", dropped, recount=True)
+    refuses(engine, counted, "3 events at 3 positions .* every line must end exactly once")
 
 
 def test_a_row_written_by_two_tasks_of_a_round_is_refused(engine: Engine, staged) -> None:
-    # The transfer's change of a1 staged by another task of round 0 than a1's deposit.
-    tamper(
-        engine,
-        "UPDATE ledger_stage_change_log SET slot = 'round0:99' WHERE key = 'a1' AND position = 3",
+    # The transfer's change of a1 handed over by another task of round 0 than a1's deposit.
+    moved = [
+        line
+        for part in staged.journal
+        for line in part.csv.get("ledger_change_log", b"").decode().splitlines()
+        if at(3, line) and '"a1"' in line
+    ]
+    assert len(moved) == 1
+    kept = tampered(
+        staged, "ledger_change_log", lambda _, lines: [x for x in lines if x != moved[0]]
     )
-    refuses(engine, staged, "written by two tasks")
+    other = JournalPart("round0:99", {"ledger_change_log": (moved[0] + "\n").encode()}, {})
+    two_tasks = replace(kept, journal=(*kept.journal, other))
+    refuses(engine, two_tasks, "written by two tasks of round0")
 
 
 def test_a_change_that_does_not_start_from_the_one_before_is_refused(
     engine: Engine, staged
 ) -> None:
     # a1 received 100, so the transfer's change of it starts from 100, not 99.
-    tamper(
+    def from_99(slot: str, lines: list[str]) -> list[str]:
+        return [x.replace('"a1","100"', '"a1","99"') if at(3, x) else x for x in lines]
+
+    refuses(
         engine,
-        "UPDATE ledger_stage_change_log SET before = '99' WHERE key = 'a1' AND position = 3",
+        tampered(staged, "ledger_change_log", from_99),
+        "does not start from the row's change before it",
     )
-    refuses(engine, staged, "does not start from the row's change before it")
 
 
-def test_staged_changes_of_an_event_that_was_not_applied_are_refused(
-    engine: Engine, staged
-) -> None:
-    tamper(engine, "UPDATE ledger_stage_events SET outcome = 'rejected' WHERE position = 3")
-    refuses(engine, staged, "out of place")
+def test_changes_of_an_event_that_was_not_applied_are_refused(engine: Engine, staged) -> None:
+    def rejected(slot: str, lines: list[str]) -> list[str]:
+        return [x.replace('"applied"', '"rejected"') if at(3, x) else x for x in lines]
+
+    refuses(engine, tampered(staged, "ledger_events", rejected), "out of place")
+
+
+def test_request_ids_out_of_place_are_refused(engine: Engine, staged) -> None:
+    def elsewhere(slot: str, lines: list[str]) -> list[str]:  # t1's request row at position 2
+        return [x.replace('"t1",3,', '"t1",2,') for x in lines]
+
+    refuses(engine, tampered(staged, "ledger_requests", elsewhere), "request ids out of place")
 
 
 def test_the_staged_batch_commits_when_nothing_was_touched(engine: Engine, staged) -> None:
@@ -188,4 +258,5 @@ def test_the_staged_batch_commits_when_nothing_was_touched(engine: Engine, stage
         ("a1", 110),
         ("a2", 100),
     ]
-    assert rows(engine, "SELECT count(*) FROM ledger_stage_events") == [(0,)]
+    assert rows(engine, "SELECT count(*) FROM ledger_events") == [(4,)]
+    assert rows(engine, "SELECT count(*) FROM ledger_stage_rows") == [(0,)]
