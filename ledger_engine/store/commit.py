@@ -196,7 +196,7 @@ def _check_writers(batch: StagedBatch) -> None:
     (its table and key columns only, parsed by Arrow)."""
     rows_by_stage: dict[str, list[pa.Table]] = {}
     for task, part in enumerate(batch.journal):
-        data = part.csv.get("ledger_change_log")
+        data = part.csv("ledger_change_log")
         if data is None:
             continue
         written = csv.read_csv(io.BytesIO(data), _CHANGE_CSV, _VALUES, _ROW_COLUMNS)
@@ -241,7 +241,7 @@ def _write_journal(conn: Connection, batch: StagedBatch, clock: _Clock) -> None:
         query = statement.as_string(cursor)
         written = reported = 0
         for part in batch.journal:
-            data = part.csv.get(table)
+            data = part.csv(table)
             if data is None:
                 continue
             try:

@@ -74,16 +74,39 @@ STAGED_ROW_COLUMNS = ("table_name", "key", "round", "before", "after")
 @dataclass(frozen=True)
 class JournalPart:
     """One task's share of a batch's journal: per ledger table, its rows as CSV (`batch_id`
-    first, then `JOURNAL_COLUMNS`' columns) and how many rows that CSV holds."""
+    first, then `JOURNAL_COLUMNS`' columns), packed, and how many rows that CSV holds.
+
+    The CSV travels packed (zstd): about 90 MB per 10^5 transfers would otherwise pass
+    through Spark's cache and the JVM to the driver, which costs more than the packing.
+    """
 
     slot: str
-    csv: Mapping[str, bytes]
+    packed: Mapping[str, tuple[int, bytes]]  # table -> (size of the CSV, the CSV packed)
     rows: Mapping[str, int]
+
+    @classmethod
+    def of(cls, slot: str, csv: Mapping[str, bytes], rows: Mapping[str, int]) -> JournalPart:
+        """The part holding `csv` (table -> CSV) and the row counts its task reports."""
+        packed = {
+            table: (len(data), pa.compress(data, _PACKING, asbytes=True))
+            for table, data in csv.items()
+        }
+        return cls(slot, packed, dict(rows))
+
+    def csv(self, table: str) -> bytes | None:
+        """The CSV of `table`, or None if the task wrote none of its rows."""
+        if table not in self.packed:
+            return None
+        size, data = self.packed[table]
+        return pa.decompress(data, size, _PACKING, asbytes=True)
 
     @property
     def stage(self) -> str:
         """The stage of the task (`round0`, `settle`, `admission`): the slot without its task."""
         return self.slot.split(":", 1)[0]
+
+
+_PACKING = "zstd"
 
 
 def dsn_of(url: str) -> str:
@@ -279,7 +302,7 @@ class Stager:
                 batch_ids = pa.array(np.full(len(rows), self.batch_id, dtype=np.int64))
                 encoded[name] = csv_of({"batch_id": batch_ids}, JOURNAL_COLUMNS[name], rows)
                 counts[name] = len(rows)
-        return JournalPart(self.slot, encoded, counts)
+        return JournalPart.of(self.slot, encoded, counts)
 
     def abandon(self) -> None:
         self._conn.close()

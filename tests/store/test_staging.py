@@ -67,9 +67,9 @@ def test_text_bytes_and_nulls_survive_the_journal_exactly(engine: Engine, lease:
     conn = engine.raw_connection()
     try:  # written as the commit writes it, then rolled back
         with conn.cursor() as cursor:
-            for table in part.csv:
+            for table in part.rows:
                 statement = copy_statement(table, ["batch_id", *JOURNAL_COLUMNS[table]])
-                cursor.copy_expert(statement.as_string(cursor), io.BytesIO(part.csv[table]))
+                cursor.copy_expert(statement.as_string(cursor), io.BytesIO(part.csv(table)))
             cursor.execute(
                 "SELECT stream, request_id, detail, raw_input FROM ledger_rejections"
                 " WHERE batch_id = 7 ORDER BY position"
@@ -162,14 +162,15 @@ def tampered(
     `recount`."""
     parts = []
     for part in batch.journal:
-        data = part.csv.get(table)
+        data = part.csv(table)
         if data is None:
             parts.append(part)
             continue
         lines = edit(part.slot, data.decode().splitlines())
         counts = {**part.rows, table: len(lines)} if recount else part.rows
-        csv = {**part.csv, table: "".join(line + "\n" for line in lines).encode()}
-        parts.append(JournalPart(part.slot, csv, counts))
+        csv = {name: part.csv(name) or b"" for name in part.packed}
+        csv[table] = "".join(line + "\n" for line in lines).encode()
+        parts.append(JournalPart.of(part.slot, csv, counts))
     return replace(batch, journal=tuple(parts))
 
 
@@ -210,14 +211,14 @@ def test_a_row_written_by_two_tasks_of_a_round_is_refused(engine: Engine, staged
     moved = [
         line
         for part in staged.journal
-        for line in part.csv.get("ledger_change_log", b"").decode().splitlines()
+        for line in (part.csv("ledger_change_log") or b"").decode().splitlines()
         if at(3, line) and '"a1"' in line
     ]
     assert len(moved) == 1
     kept = tampered(
         staged, "ledger_change_log", lambda _, lines: [x for x in lines if x != moved[0]]
     )
-    other = JournalPart("round0:99", {"ledger_change_log": (moved[0] + "\n").encode()}, {})
+    other = JournalPart.of("round0:99", {"ledger_change_log": (moved[0] + "\n").encode()}, {})
     two_tasks = replace(kept, journal=(*kept.journal, other))
     refuses(engine, two_tasks, "written by two tasks of round0")
 
