@@ -239,7 +239,7 @@ def _write_journal(conn: Connection, batch: StagedBatch, clock: _Clock) -> None:
     for table in _JOURNAL_ORDER:
         statement = copy_statement(table, ["batch_id", *JOURNAL_COLUMNS[table]])
         query = statement.as_string(cursor)
-        written = reported = 0
+        written = 0
         for part in batch.journal:
             data = part.csv(table)
             if data is None:
@@ -252,7 +252,8 @@ def _write_journal(conn: Connection, batch: StagedBatch, clock: _Clock) -> None:
                     f" twice ({exc.diag.message_detail})"
                 ) from exc
             written += cursor.rowcount
-            reported += part.rows.get(table, 0)
+        # Every part's report counts, also one that handed over no CSV for the table.
+        reported = sum(part.rows.get(table, 0) for part in batch.journal)
         if written != reported:
             raise CommitRefused(
                 f"batch {batch.batch_id}: {table} took {written} rows, the tasks reported"

@@ -206,6 +206,20 @@ def test_a_missing_event_is_refused(engine: Engine, staged) -> None:
     refuses(engine, counted, "3 events at 3 positions .* every line must end exactly once")
 
 
+def test_rows_a_task_reported_but_did_not_hand_over_are_refused(engine: Engine, staged) -> None:
+    parts = [
+        JournalPart.of(
+            part.slot,
+            {name: part.csv(name) or b"" for name in part.packed if name != "ledger_results"},
+            part.rows,
+        )
+        for part in staged.journal
+    ]
+    assert sum(part.rows.get("ledger_results", 0) for part in parts) > 0
+    without_results = replace(staged, journal=tuple(parts))
+    refuses(engine, without_results, "ledger_results took 0 rows, the tasks reported")
+
+
 def test_a_row_written_by_two_tasks_of_a_round_is_refused(engine: Engine, staged) -> None:
     # The transfer's change of a1 handed over by another task of round 0 than a1's deposit.
     moved = [
