@@ -214,17 +214,24 @@ def _column(name: str, values: tuple) -> pa.Array:
     return pa.array(values, _TYPES.get(name, pa.string()))
 
 
-def csv_of(leading: dict[str, pa.Array], columns: tuple[str, ...], rows: list[tuple]) -> bytes:
-    """`rows` (tuples of `columns`' values) as CSV in PostgreSQL's COPY form, after the
-    `leading` columns: written by Arrow from columns, so that Python touches each value once."""
+def csv_of(leading: dict[str, int | str], columns: tuple[str, ...], rows: list[tuple]) -> bytes:
+    """`rows` (tuples of `columns`' values) as CSV in PostgreSQL's COPY form, each after the
+    `leading` columns' one value (a batch id, a slot): written by Arrow from columns, so that
+    Python touches each value once."""
     arrays = [
-        *leading.values(),
+        *(_repeated(value, len(rows)) for value in leading.values()),
         *(_column(c, values) for c, values in zip(columns, zip(*rows, strict=True), strict=True)),
     ]
     table = pa.Table.from_arrays(arrays, names=[*leading, *columns])
     data = io.BytesIO()
     csv.write_csv(table, data, write_options=_CSV)
     return data.getvalue()
+
+
+def _repeated(value: int | str, count: int) -> pa.Array:
+    if type(value) is int:
+        return pa.array(np.full(count, value, dtype=np.int64))
+    return pa.array([value] * count, pa.string())
 
 
 def copy_statement(table: str, columns: Sequence[str]) -> sql.Composed:
@@ -274,10 +281,7 @@ class Stager:
         rows = self._staged_rows
         if not rows:
             return
-        leading = {
-            "batch_id": pa.array(np.full(len(rows), self.batch_id, dtype=np.int64)),
-            "slot": pa.array([self.slot] * len(rows), pa.string()),
-        }
+        leading = {"batch_id": self.batch_id, "slot": self.slot}
         data = io.BytesIO(csv_of(leading, STAGED_ROW_COLUMNS, rows))
         statement = copy_statement(STAGED_ROWS, [*leading, *STAGED_ROW_COLUMNS])
         with self._conn.cursor() as cursor:
@@ -299,8 +303,8 @@ class Stager:
         counts: dict[str, int] = {}
         for name, rows in self._journal.items():
             if rows:
-                batch_ids = pa.array(np.full(len(rows), self.batch_id, dtype=np.int64))
-                encoded[name] = csv_of({"batch_id": batch_ids}, JOURNAL_COLUMNS[name], rows)
+                leading = {"batch_id": self.batch_id}
+                encoded[name] = csv_of(leading, JOURNAL_COLUMNS[name], rows)
                 counts[name] = len(rows)
         return JournalPart.of(self.slot, encoded, counts)
 
