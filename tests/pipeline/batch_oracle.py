@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
 
 from ledger_engine.api import StreamingLedger
 from ledger_engine.audit.expected import LineRecord, event_ends, expected_records, file_line
@@ -21,6 +21,7 @@ from ledger_engine.audit.stored_log import StoredLog, read_snapshot
 from ledger_engine.ingest import ingest_files
 from ledger_engine.model import Event, RunResult
 from ledger_engine.serial import run_serial
+from tests.support.database import rows
 
 Files = Sequence[tuple[str, bytes]]
 
@@ -67,11 +68,6 @@ def expected_batch(
     ends = list(event_ends(result))[len(before) :]
     records = expected_records(lines, ends).lines
     return Expected([line_outcome(r) for r in records], result)
-
-
-def rows(engine: Engine, query: str, **params: Any) -> list[tuple]:
-    with engine.connect() as conn:
-        return [tuple(r) for r in conn.execute(text(query), params)]
 
 
 def stored_batch(engine: Engine, batch_id: int) -> list[LineOutcome]:

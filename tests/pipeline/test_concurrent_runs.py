@@ -26,13 +26,9 @@ from ledger_engine.pipeline import run_pipeline
 from ledger_engine.store.commit import StagedBatch, commit_staged
 from ledger_engine.store.lease import RUN_LOCK, Fenced, LeaseLost, LedgerBusy, run_lease
 from ledger_engine.store.staging import Stager, dsn_of
+from tests.support.database import rows
 
 LEDGER = build_ledger()
-
-
-def rows(engine: Engine, query: str) -> list[tuple]:
-    with engine.connect() as conn:
-        return [tuple(r) for r in conn.execute(text(query))]
 
 
 def land(inbox: Path, count: int = 160, per_file: int = 80) -> None:

@@ -34,6 +34,7 @@ from ledger_engine.faults import (
 from ledger_engine.model import Event
 from ledger_engine.pipeline import run_pipeline
 from ledger_engine.store.database import connect
+from tests.support.database import rows
 
 CRASHED_BATCH = 1  # of batches 0, 1, 2: one batch is committed before the crash, one after
 
@@ -45,11 +46,6 @@ def land_events(inbox: Path) -> None:
     first = events[0]
     events.append(Event(first.stream, first.request_id, first.payload))
     write_event_files(events, inbox, events_per_file=150)
-
-
-def rows(engine: Engine, query: str) -> list[tuple]:
-    with engine.connect() as conn:
-        return [tuple(r) for r in conn.execute(text(query))]
 
 
 @pytest.fixture(scope="module")

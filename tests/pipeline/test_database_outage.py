@@ -11,7 +11,7 @@ import pgserver
 import psycopg2
 import pytest
 from recorded_ledger import pipeline_env
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
 
 from ledger_engine.apps.bank import build_ledger
 from ledger_engine.apps.bank_events import generate_events, write_event_files
@@ -22,6 +22,7 @@ from ledger_engine.pipeline import BatchFailed, run_pipeline
 from ledger_engine.store.database import open_store
 from ledger_engine.store.embedded import stop_embedded
 from ledger_engine.store.staging import dsn_of
+from tests.support.database import rows
 
 LEDGER = build_ledger()
 
@@ -29,11 +30,6 @@ LEDGER = build_ledger()
 def land(inbox: Path) -> None:
     """Two files: two micro-batches."""
     write_event_files(generate_events(160, accounts=20, seed=41), inbox, events_per_file=80)
-
-
-def rows(engine: Engine, query: str) -> list[tuple]:
-    with engine.connect() as conn:
-        return [tuple(r) for r in conn.execute(text(query))]
 
 
 def terminate_every_other_backend(database_url: str) -> None:

@@ -17,7 +17,6 @@ from typing import Any
 import pyarrow as pa
 from batch_oracle import (
     expected_batch,
-    rows,
     stored_bank_state,
     stored_batch,
     stored_counts,
@@ -38,6 +37,7 @@ from ledger_engine.ingest import ingest_files, nonblank_lines
 from ledger_engine.model import APPLIED, DUPLICATE, REJECTED, Event
 from ledger_engine.spark.admission import screen_files_task
 from ledger_engine.spark.codec import SCREENED
+from tests.support.database import rows
 
 LEDGER = build_ledger()
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
 
 from ledger_engine import Event, RunResult, run_serial
 from ledger_engine.apps.bank import build_ledger
@@ -15,13 +15,9 @@ from ledger_engine.model import INT64_MAX
 from ledger_engine.pipeline import BatchProcessor, files_frame
 from ledger_engine.spark.batch import ExecutionOptions
 from ledger_engine.store.lease import run_lease
+from tests.support.database import rows
 
 LEDGER = build_ledger()
-
-
-def rows(engine: Engine, query: str) -> list[tuple]:
-    with engine.connect() as conn:
-        return [tuple(r) for r in conn.execute(text(query))]
 
 
 def commit(spark, engine: Engine, batch_id: int, events: list[Event], options) -> Any:

@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine, text
 
 from ledger_engine.apps.bank import build_ledger
 from ledger_engine.apps.bank_events import generate_events, write_event_files
@@ -20,6 +19,7 @@ from ledger_engine.pipeline import run_pipeline
 from ledger_engine.serial import run_serial
 from ledger_engine.store.database import connect, open_store
 from ledger_engine.store.embedded import stop_embedded
+from tests.support.database import rows
 
 EVENTS = 3_000
 ACCOUNTS = 150
@@ -31,11 +31,6 @@ def inbox_events(inbox: Path):
     return [line.event for line in ingest_files(files) if line.event is not None], sum(
         1 for _, content in files for raw in content.split(b"\n") if raw.strip()
     )
-
-
-def rows(engine: Engine, query: str) -> list[tuple]:
-    with engine.connect() as conn:
-        return [tuple(r) for r in conn.execute(text(query))]
 
 
 @pytest.fixture(params=["embedded", "database_url"])

@@ -32,6 +32,7 @@ from ledger_engine.pipeline import run_pipeline
 from ledger_engine.serial import run_serial
 from ledger_engine.store.database import connect
 from ledger_engine.store.requests import DuplicateEvent, request_outcome
+from tests.support.database import rows
 
 LEDGER = build_ledger()
 A, B = "acct-a", "acct-b"
@@ -80,11 +81,6 @@ TRANSFER_RESULT = {
 
 def jsonl(events: list[Event]) -> bytes:
     return "".join(event_to_line(e) + "\n" for e in events).encode()
-
-
-def rows(engine: Engine, query: str) -> list[tuple]:
-    with engine.connect() as conn:
-        return [tuple(r) for r in conn.execute(text(query))]
 
 
 # -- landing the retries: same batch, later batch, later run -----------------------------------

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from logins import Login, Logins
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
 
 from ledger_engine.apps.bank import build_ledger
 from ledger_engine.apps.bank_events import event_to_line
@@ -25,6 +25,7 @@ from ledger_engine.model import Event, RunResult
 from ledger_engine.serial import run_serial
 from ledger_engine.spark.postgres import array_value
 from ledger_engine.store.staging import Stager, dsn_of, net_row
+from tests.support.database import rows
 
 # Different texts, each a valid account id, asset id and request id (at most 1,024 bytes).
 HOSTILE = [
@@ -89,11 +90,6 @@ def hostile_events(ids: list[str]) -> list[Event]:
 def event_file(events: list[Event]) -> list[tuple[str, bytes]]:
     lines = "\n".join(event_to_line(e) for e in events) + "\n"
     return [("hostile-000001.jsonl", lines.encode())]
-
-
-def rows(engine: Engine, query: str) -> list[tuple]:
-    with engine.connect() as conn:
-        return [tuple(r) for r in conn.execute(text(query))]
 
 
 def relations(engine: Engine) -> list[str]:

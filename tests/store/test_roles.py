@@ -37,6 +37,7 @@ from ledger_engine.store.roles import (
     login_url,
 )
 from ledger_engine.store.staging import dsn_of
+from tests.support.database import rows
 
 VIEWS_FOR_READERS = ("reconciled_balances", "account_statements", "request_outcomes")
 GROUP_ROLES = ("ledger_writer", "ledger_reader", "ledger_auditor")
@@ -143,11 +144,6 @@ def write_privileges(engine: Engine, role: str, name: str) -> list[str]:
 
 def event_file(events: list[Event], name: str) -> list[tuple[str, bytes]]:
     return [(name, ("\n".join(event_to_line(e) for e in events) + "\n").encode())]
-
-
-def rows(engine: Engine, query: str) -> list[tuple]:
-    with engine.connect() as conn:
-        return [tuple(r) for r in conn.execute(text(query))]
 
 
 def fetch(engine: Engine, statement: sql.Composable) -> list[tuple]:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 import pytest
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
 
 from ledger_engine.apps.bank import build_ledger
 from ledger_engine.pipeline import BatchProcessor, files_frame
@@ -25,6 +25,7 @@ from ledger_engine.store.staging import (
     dsn_of,
     net_row,
 )
+from tests.support.database import rows
 
 HOSTILE = [
     "plain",
@@ -36,11 +37,6 @@ HOSTILE = [
     "ünïcödé ✓ 𝄞",
     "'); DROP TABLE accounts; --",
 ]
-
-
-def rows(engine: Engine, query: str, **params) -> list[tuple]:
-    with engine.connect() as conn:
-        return [tuple(r) for r in conn.execute(text(query), params)]
 
 
 def dsn(engine: Engine) -> str:
