@@ -71,6 +71,9 @@ STAGED_ROWS = "ledger_stage_rows"
 STAGED_ROW_COLUMNS = ("table_name", "key", "round", "before", "after")
 
 
+_PACKING = "zstd"  # how a journal part's CSV travels to the driver
+
+
 @dataclass(frozen=True)
 class JournalPart:
     """One task's share of a batch's journal: per ledger table, its rows as CSV (`batch_id`
@@ -104,9 +107,6 @@ class JournalPart:
     def stage(self) -> str:
         """The stage of the task (`round0`, `settle`, `admission`): the slot without its task."""
         return self.slot.split(":", 1)[0]
-
-
-_PACKING = "zstd"
 
 
 def dsn_of(url: str) -> str:

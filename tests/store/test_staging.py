@@ -63,9 +63,9 @@ def test_text_bytes_and_nulls_survive_the_journal_exactly(engine: Engine, lease:
     conn = engine.raw_connection()
     try:  # written as the commit writes it, then rolled back
         with conn.cursor() as cursor:
-            for table in part.rows:
+            for table, data in unpacked(part).items():
                 statement = copy_statement(table, ["batch_id", *JOURNAL_COLUMNS[table]])
-                cursor.copy_expert(statement.as_string(cursor), io.BytesIO(part.csv(table)))
+                cursor.copy_expert(statement.as_string(cursor), io.BytesIO(data))
             cursor.execute(
                 "SELECT stream, request_id, detail, raw_input FROM ledger_rejections"
                 " WHERE batch_id = 7 ORDER BY position"
@@ -146,6 +146,11 @@ def staged(spark, engine: Engine, lease: RunLease):
     run.release()
 
 
+def unpacked(part: JournalPart) -> dict[str, bytes]:
+    """Every CSV the task handed over, by table, unpacked."""
+    return {table: part.csv(table) for table in part.packed}
+
+
 def tampered(
     batch: StagedBatch,
     table: str,
@@ -164,8 +169,7 @@ def tampered(
             continue
         lines = edit(part.slot, data.decode().splitlines())
         counts = {**part.rows, table: len(lines)} if recount else part.rows
-        csv = {name: part.csv(name) or b"" for name in part.packed}
-        csv[table] = "".join(line + "\n" for line in lines).encode()
+        csv = {**unpacked(part), table: "".join(line + "\n" for line in lines).encode()}
         parts.append(JournalPart.of(part.slot, csv, counts))
     return replace(batch, journal=tuple(parts))
 
@@ -203,14 +207,11 @@ def test_a_missing_event_is_refused(engine: Engine, staged) -> None:
 
 
 def test_rows_a_task_reported_but_did_not_hand_over_are_refused(engine: Engine, staged) -> None:
-    parts = [
-        JournalPart.of(
-            part.slot,
-            {name: part.csv(name) or b"" for name in part.packed if name != "ledger_results"},
-            part.rows,
-        )
-        for part in staged.journal
-    ]
+    parts = []
+    for part in staged.journal:
+        csv = unpacked(part)
+        csv.pop("ledger_results", None)
+        parts.append(JournalPart.of(part.slot, csv, part.rows))
     assert sum(part.rows.get("ledger_results", 0) for part in parts) > 0
     without_results = replace(staged, journal=tuple(parts))
     refuses(engine, without_results, "ledger_results took 0 rows, the tasks reported")
