@@ -37,7 +37,7 @@ from rich.table import Table
 from sqlalchemy import Engine, text
 
 from bench.run import RESULTS, database, server_url
-from ledger_engine.apps.bank_events import generate_events, write_event_files
+from ledger_engine.apps.bank.generator import generate_events, write_event_files
 from ledger_engine.audit.expectations import DEFAULT_PROJECT_ROOT
 from ledger_engine.audit.findings import BATCHES
 from ledger_engine.audit.runner import expectations_audit, merkle_audit, run_audits
@@ -65,7 +65,7 @@ def ledger_settings(url: str, data_dir: Path, batch_events: int, master: str) ->
 
 def commit(settings: Settings, events: list, prefix: str, spark: Any, engine: Engine) -> float:
     """Land `events` and run the pipeline over them; the seconds it took."""
-    from ledger_engine.pipeline import run_pipeline
+    from ledger_engine.pipeline.job import run_pipeline
 
     write_event_files(events, settings.inbox, events_per_file=EVENTS_PER_FILE, prefix=prefix)
     started = time.perf_counter()
@@ -162,7 +162,7 @@ def main() -> int:
     parser.add_argument("--accounts", type=int, default=5_000)
     parser.add_argument("--master", default="local[2]")
     args = parser.parse_args()
-    from ledger_engine.spark.session import build_session
+    from ledger_engine.runtime.spark.session import build_session
 
     WORK.mkdir(parents=True, exist_ok=True)
     root = WORK / "expectations"

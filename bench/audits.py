@@ -34,7 +34,7 @@ from rich.table import Table
 from sqlalchemy import text
 
 from bench.run import RESULTS, database, server_url
-from ledger_engine.apps.bank import build_ledger
+from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.config import PROJECT_ROOT
 from ledger_engine.store.database import connect
 

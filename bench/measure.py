@@ -144,7 +144,7 @@ def _plain(args: argparse.Namespace) -> dict[str, Any]:
 
 def _serial(args: argparse.Namespace) -> dict[str, Any]:
     from ledger_engine import run_serial
-    from ledger_engine.apps.bank import build_ledger
+    from ledger_engine.apps.bank.ledger import build_ledger
 
     events = [t.event() for t in transfers(args.workload, args.size, args.accounts)]
     state = opening_state(args.accounts)
@@ -156,10 +156,10 @@ def _serial(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _spark(args: argparse.Namespace) -> dict[str, Any]:
-    from ledger_engine.apps.bank import build_ledger
-    from ledger_engine.spark.batch import ExecutionOptions
-    from ledger_engine.spark.runner import run_spark, run_spark_profiled
-    from ledger_engine.spark.session import build_session
+    from ledger_engine.apps.bank.ledger import build_ledger
+    from ledger_engine.runtime.spark.batch import ExecutionOptions
+    from ledger_engine.runtime.spark.runner import run_spark, run_spark_profiled
+    from ledger_engine.runtime.spark.session import build_session
 
     events = [t.event() for t in transfers(args.workload, args.size, args.accounts)]
     state = opening_state(args.accounts)
@@ -200,14 +200,14 @@ def _pipeline_settings(args: argparse.Namespace, files_per_batch: int):
 
 
 def _land(events, inbox: Path, prefix: str) -> None:
-    from ledger_engine.apps.bank_events import write_event_files
+    from ledger_engine.apps.bank.generator import write_event_files
 
     write_event_files(events, inbox, events_per_file=EVENTS_PER_FILE, prefix=prefix)
 
 
 def _seed(args: argparse.Namespace) -> dict[str, Any]:
     from ledger_engine.audit.runner import run_audits
-    from ledger_engine.pipeline import run_pipeline
+    from ledger_engine.pipeline.job import run_pipeline
 
     settings = _pipeline_settings(args, max(1, args.batch_events // EVENTS_PER_FILE))
     _land(opening_deposits(args.accounts), settings.inbox, "open")
@@ -224,7 +224,7 @@ def _pipeline(args: argparse.Namespace) -> dict[str, Any]:
     """The pipeline, with the batch audit after every batch (as a run of one batch each would
     have it), so that the first and the last batch show how commit and audit grow."""
     from ledger_engine.audit.runner import run_audits
-    from ledger_engine.pipeline import BatchSummary, run_pipeline
+    from ledger_engine.pipeline.job import BatchSummary, run_pipeline
 
     settings = _pipeline_settings(args, max(1, args.batch_events // EVENTS_PER_FILE))
     events = [t.event() for t in transfers(args.workload, args.size, args.accounts)]
@@ -268,7 +268,7 @@ def _pipeline(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _summed(dicts) -> dict[str, float]:
-    from ledger_engine.spark.profile import add_seconds
+    from ledger_engine.runtime.spark.profile import add_seconds
 
     total: dict[str, float] = {}
     for d in dicts:
@@ -279,7 +279,7 @@ def _summed(dicts) -> dict[str, float]:
 def _merged_tasks(profiles) -> dict[str, Any]:
     """Task profiles of several batches, stage by stage ("round 0", "settle", ...); a stage's
     `slowest` is the sum over the batches of its slowest task."""
-    from ledger_engine.spark.profile import add_seconds
+    from ledger_engine.runtime.spark.profile import add_seconds
 
     merged: dict[str, Any] = {}
     for profile in profiles:

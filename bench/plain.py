@@ -1,6 +1,6 @@
 """The floor: a plain Python loop applying the same events to two dicts, no engine.
 
-It applies the bank application's rule (`ledger_engine/apps/bank.py`) and nothing else: no
+It applies the bank application's rule (`ledger_engine/apps/bank/ledger.py`) and nothing else: no
 admission (request ids, payload fields), no row buffers, no access checks, no change log, no
 int64 range checks. A deposit credits its account and asset entry; a transfer whose amounts
 are not positive integers (or whose fee is not a non-negative integer) is dropped, as the app
@@ -15,8 +15,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ledger_engine.apps.bank import REJECT, SUCCESS
-from ledger_engine.model import Event
+from ledger_engine.apps.bank.ledger import REJECT, SUCCESS
+from ledger_engine.core.records import Event
 
 
 @dataclass

@@ -18,7 +18,7 @@ import psycopg2
 from psycopg2 import errors
 
 from bench.workloads import FEE_ACCOUNT, Transfer
-from ledger_engine.apps.bank_events import account_id, asset_id
+from ledger_engine.apps.bank.generator import account_id, asset_id
 
 DEBIT = "UPDATE accounts SET value = value - %s WHERE key = %s AND value > %s AND value > 0"
 DEBIT_ASSET = "UPDATE asset_ledger SET value = value - %s WHERE key = %s AND value > %s"

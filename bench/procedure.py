@@ -29,7 +29,7 @@ import psycopg2
 from psycopg2.extensions import connection
 
 from bench.workloads import FEE_ACCOUNT, Transfer
-from ledger_engine.apps.bank_events import account_id, asset_id
+from ledger_engine.apps.bank.generator import account_id, asset_id
 
 SQL_FILE = Path(__file__).with_name("procedure.sql")
 SECTION = "-- name: "

@@ -10,7 +10,7 @@ DROP TABLE IF EXISTS bench_change_log;
 CREATE TABLE bench_change_log (LIKE ledger_change_log INCLUDING ALL);
 
 -- Applies the staged transfers in position order with the bank app's rule
--- (ledger_engine/apps/bank.py), writing `accounts` and `asset_ledger` and, for every applied
+-- (ledger_engine/apps/bank/ledger.py), writing `accounts` and `asset_ledger` and, for every applied
 -- transfer, one change-log row per row written, in the engine's order: the rows in binding
 -- order (source account, target account, source asset, target asset, fee account), each row
 -- once. The engine gives the bindings of one row a single buffer, so a self-transfer writes

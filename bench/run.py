@@ -229,7 +229,8 @@ def markdown(results: list[dict[str, Any]], comparisons: list[dict[str, Any]], m
         lines += [
             "",
             "\\* `run_spark` found that the batch cannot be spread over bins (one conflict"
-            " component) and ran it with the serial runner (`ledger_engine/prospect.py`).",
+            " component) and ran it with the serial runner"
+            " (`ledger_engine/runtime/parallel/probe.py`).",
         ]
     lines += ["", "## Ratios", ""]
     columns = sorted({k for c in comparisons for k in c if k not in ("workload", "size")})

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ledger_engine.apps.bank_events import account_id, asset_id
-from ledger_engine.model import Event
+from ledger_engine.apps.bank.generator import account_id, asset_id
+from ledger_engine.core.records import Event
 
 WORKLOADS = ("uniform", "zipf", "fee")
 GIANT_COMPONENT = ("hot", "dense")

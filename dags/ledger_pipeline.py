@@ -85,7 +85,7 @@ def ledger_pipeline() -> None:
         from airflow.sdk import get_current_context
 
         from ledger_engine.config import Settings
-        from ledger_engine.pipeline import run_pipeline
+        from ledger_engine.pipeline.job import run_pipeline
 
         settings = Settings.from_env()
         log.info("inbox %s, Spark master %s", settings.inbox, settings.spark_master)

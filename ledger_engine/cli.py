@@ -16,7 +16,7 @@ from rich.table import Table
 from sqlalchemy import text
 
 from ledger_engine.config import Settings
-from ledger_engine.model import Event
+from ledger_engine.core.records import Event
 
 console = Console()
 
@@ -41,7 +41,7 @@ def cmd_generate(settings: Settings, args: argparse.Namespace) -> int:
 def _generate(
     settings: Settings, events: int, accounts: int, seed: int, tag: str | None
 ) -> tuple[list, int]:
-    from ledger_engine.apps.bank_events import generate_events, write_event_files
+    from ledger_engine.apps.bank.generator import generate_events, write_event_files
 
     # A run tag keeps file names and request ids of separate demo runs apart.
     tag = tag or datetime.now(UTC).strftime("%Y%m%d%H%M%S")
@@ -62,7 +62,7 @@ EXIT_BUSY = 75
 
 
 def _run(settings: Settings, expected_events: int | None = None):
-    from ledger_engine.pipeline import run_pipeline
+    from ledger_engine.pipeline.job import run_pipeline
 
     with _progress() as progress:
         task = progress.add_task("micro-batches: events committed", total=expected_events)
@@ -97,8 +97,7 @@ def _print_run(report) -> None:
 
 def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     """Process every event file that has landed in the inbox (then audit, with --audit)."""
-    from ledger_engine.pipeline import BatchFailed
-    from ledger_engine.store.lease import LedgerBusy
+    from ledger_engine.errors import BatchFailed, LedgerBusy
 
     if args.wait is not None:
         settings = settings.with_overrides(run_wait_seconds=args.wait)
@@ -121,7 +120,7 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
 def _audit(settings: Settings, full: bool = False):
     """The batch audit (the batches since the last passing audit), or the full audit."""
     from ledger_engine.audit.runner import run_audits
-    from ledger_engine.faults import FaultSwitch
+    from ledger_engine.pipeline.faults import FaultSwitch
 
     what = "full audit" if full else "batch audit"
     with console.status(f"running the {what}: Merkle trees, hash chain, Great Expectations"):
@@ -267,7 +266,7 @@ def cmd_request(settings: Settings, args: argparse.Namespace) -> int:
     """Print what became of one request id; exit 1 if no committed event carried it."""
     from rich.markup import escape
 
-    from ledger_engine.model import canonical_json
+    from ledger_engine.core.records import canonical_json
     from ledger_engine.store.database import open_views
     from ledger_engine.store.requests import request_outcome
 
@@ -339,14 +338,9 @@ def cmd_db(settings: Settings, args: argparse.Namespace) -> int:
 def _create_login(settings: Settings, args: argparse.Namespace) -> int:
     """Create a login in one of the access roles (sql/0007_roles.sql); the password comes from
     LEDGER_NEW_LOGIN_PASSWORD or a prompt, never from the command line, and is never shown."""
+    from ledger_engine.errors import LoginError
     from ledger_engine.store.database import open_store
-    from ledger_engine.store.roles import (
-        LoginError,
-        check_login_name,
-        create_login,
-        login_password,
-        login_url,
-    )
+    from ledger_engine.store.roles import check_login_name, create_login, login_password, login_url
 
     if not args.name or not args.role:
         console.print("usage: ledger db create-login NAME --role reader|writer|auditor")

@@ -13,9 +13,9 @@
 | `LEDGER_SPARK_DRIVER_MEMORY` | `4g` | Spark driver JVM heap (local mode: executors too) |
 | `LEDGER_FILES_PER_BATCH` | `4` | event files per micro-batch |
 | `LEDGER_ROUND_COST` | `20000` | a round's fixed cost, in transactions (cutting batches) |
-| `LEDGER_APP` | `ledger_engine.apps.bank:build_ledger` | `module:function` that builds the ledger |
+| `LEDGER_APP` | `ledger_engine.apps.bank.ledger:build_ledger` | the ledger's `module:function` |
 | `LEDGER_RUN_WAIT_SECONDS` | `300` | how long a pipeline run waits for another run to end |
-| `LEDGER_FAULT` | unset | tests only: die at `point[@batch][:action]` (`ledger_engine.faults`) |
+| `LEDGER_FAULT` | unset | tests: die at `point[@batch][:action]` (`pipeline.faults`) |
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ledger_engine.faults import FaultPlan
+from ledger_engine.pipeline.faults import FaultPlan
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
@@ -74,7 +74,7 @@ class Settings:
             spark_driver_memory=env.get("LEDGER_SPARK_DRIVER_MEMORY", "4g"),
             files_per_batch=files_per_batch,
             round_cost=int(env.get("LEDGER_ROUND_COST", "20000")),
-            app=env.get("LEDGER_APP", "ledger_engine.apps.bank:build_ledger"),
+            app=env.get("LEDGER_APP", "ledger_engine.apps.bank.ledger:build_ledger"),
             run_wait_seconds=run_wait_seconds,
             fault=fault,
         )

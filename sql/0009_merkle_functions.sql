@@ -3,7 +3,7 @@
 -- table through Python. Each function reproduces, byte for byte, what the Python side hashes;
 -- tests/audit/test_merkle_sql.py checks the two agree over generated keys and values.
 
--- `canonical_json` (ledger_engine.model) of a jsonb value: object keys sorted by code point
+-- `canonical_json` (ledger_engine.core.records) of a jsonb value: object keys sorted by code point
 -- (COLLATE "C" compares UTF-8 bytes, which sorts code points), no spaces. Strings are escaped
 -- as Python's json.dumps(ensure_ascii=False) escapes them, which is what to_json and jsonb's
 -- output do: \" \\ \b \f \n \r \t, every other control character as \u00XX, the rest as is.

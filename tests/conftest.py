@@ -20,9 +20,9 @@ import pytest
 from psycopg2 import sql
 from sqlalchemy import Engine, create_engine, make_url
 
-from ledger_engine.api import StreamingLedger
-from ledger_engine.apps.bank import build_ledger
-from ledger_engine.pipeline import BatchProcessor, BatchSummary, files_frame
+from ledger_engine.apps.bank.ledger import build_ledger
+from ledger_engine.core.declarations import StreamingLedger
+from ledger_engine.pipeline.job import BatchProcessor, BatchSummary, files_frame
 from ledger_engine.store.database import connect
 from ledger_engine.store.embedded import to_sqlalchemy_url
 from ledger_engine.store.lease import run_lease
@@ -140,7 +140,7 @@ def empty_database_url(make_database_url: Callable[..., str]) -> str:
 @pytest.fixture(scope="session")
 def spark():
     """A local Spark session with two cores, shared by the whole test session."""
-    from ledger_engine.spark.session import build_session
+    from ledger_engine.runtime.spark.session import build_session
 
     session = build_session("local[2]", app_name="ledger-tests")
     yield session

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-from ledger_engine.api import StreamingLedger
+from ledger_engine.core.declarations import StreamingLedger
 
 
 def load_ledger(app: str) -> StreamingLedger:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, Engine, text
 
-from ledger_engine.api import StreamingLedger
 from ledger_engine.audit.batch_expectations import (
     bound_to_scope,
     contiguity_in_scope_query,
@@ -31,6 +30,7 @@ from ledger_engine.audit.merkle_scope import scope_tree_checks
 from ledger_engine.audit.scope import batch_scope, last_mark
 from ledger_engine.audit.session import set_locally
 from ledger_engine.audit.verify import counts_check
+from ledger_engine.core.declarations import StreamingLedger
 
 COUNTS = "batch counts in scope equal the rows they describe"
 

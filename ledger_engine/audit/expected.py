@@ -14,8 +14,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from ledger_engine.ingest import IngestedLine
-from ledger_engine.model import (
+from ledger_engine.core.ingest import IngestedLine
+from ledger_engine.core.records import (
     APPLIED,
     DUPLICATE,
     INVALID_EVENT,
@@ -27,8 +27,8 @@ from ledger_engine.model import (
     Result,
     RunResult,
 )
+from ledger_engine.core.storable import key_text
 from ledger_engine.store.staging import clean_text, request_id_of
-from ledger_engine.values import key_text
 
 from .stored_form import jsonb_form, stored_event
 

@@ -18,7 +18,7 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ledger_engine.values import canonical_utf8
+from ledger_engine.core.storable import canonical_utf8
 
 BUCKET_BITS = 12
 BUCKETS = 1 << BUCKET_BITS

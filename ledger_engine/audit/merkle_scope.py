@@ -27,7 +27,6 @@ from typing import Any
 from psycopg2 import sql
 from sqlalchemy import Connection, text
 
-from ledger_engine.api import StreamingLedger, Table
 from ledger_engine.audit.findings import AuditScope, CheckResult
 from ledger_engine.audit.merkle import EMPTY_ROOT, MODULUS, root_of
 from ledger_engine.audit.snapshots import (
@@ -36,6 +35,7 @@ from ledger_engine.audit.snapshots import (
     log_key_json,
     recorded_tree,
 )
+from ledger_engine.core.declarations import StreamingLedger, Table
 
 _ROOTS = text("SELECT merkle_roots FROM ledger_batches WHERE batch_id = :batch_id")
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from sqlalchemy import Connection, Engine, text
 
-from ledger_engine.api import StreamingLedger
-from ledger_engine.ingest import ingest_files
+from ledger_engine.core.declarations import StreamingLedger
+from ledger_engine.core.ingest import ingest_files
 
 from .expected import file_line
 from .rederivation import Rederivation

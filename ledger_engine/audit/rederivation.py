@@ -35,11 +35,17 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from ledger_engine.api import StreamingLedger
-from ledger_engine.model import APPLIED, DUPLICATE, EXISTS, EXISTS_WITH_DIFFERENT_PAYLOAD, REJECTED
-from ledger_engine.serial import SerialRun
+from ledger_engine.core.declarations import StreamingLedger
+from ledger_engine.core.records import (
+    APPLIED,
+    DUPLICATE,
+    EXISTS,
+    EXISTS_WITH_DIFFERENT_PAYLOAD,
+    REJECTED,
+)
+from ledger_engine.core.storable import brief
+from ledger_engine.runtime.serial import SerialRun
 from ledger_engine.store.state import snapshot_rows
-from ledger_engine.values import brief
 
 from .expected import (
     ChangeRecord,

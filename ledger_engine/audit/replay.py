@@ -42,10 +42,10 @@ from dataclasses import dataclass
 
 from sqlalchemy import Engine
 
-from ledger_engine.api import StreamingLedger
 from ledger_engine.audit.findings import CheckResult
-from ledger_engine.ingest import parse_line
-from ledger_engine.model import Event
+from ledger_engine.core.declarations import StreamingLedger
+from ledger_engine.core.ingest import parse_line
+from ledger_engine.core.records import Event
 from ledger_engine.store.state import check_state_tables
 
 from .expected import Line, LineRecord

@@ -30,7 +30,8 @@ from ledger_engine.audit.report import write_report
 from ledger_engine.audit.scope import Mark, OpenMark, begin_mark, narrowest, read_scope, record_mark
 from ledger_engine.audit.verify import verify_ledger
 from ledger_engine.config import PROJECT_ROOT, Settings
-from ledger_engine.faults import DURING_AUDITS, NO_FAULTS, FaultSwitch
+from ledger_engine.errors import AuditFailed
+from ledger_engine.pipeline.faults import DURING_AUDITS, NO_FAULTS, FaultSwitch
 from ledger_engine.store.database import open_store
 
 EXPECTATIONS_ROOT = PROJECT_ROOT / "expectations"
@@ -38,15 +39,6 @@ T = TypeVar("T")
 
 # What one part of an audit covered, and its checks.
 AuditPart = tuple[AuditScope, list[CheckResult]]
-
-
-class AuditFailed(RuntimeError):
-    """At least one audit check failed; the message lists the failures."""
-
-    def __init__(self, failures: list[CheckResult]) -> None:
-        lines = [f"{c.suite}: {c.name}: {'; '.join(c.findings[:3])}" for c in failures]
-        super().__init__(f"{len(failures)} audit check(s) failed:\n" + "\n".join(lines))
-        self.failures = failures
 
 
 def snapshot_checks(settings: Settings, engine: Engine | None = None) -> list[CheckResult]:

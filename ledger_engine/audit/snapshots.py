@@ -27,10 +27,10 @@ from typing import Any
 from psycopg2 import sql
 from sqlalchemy import Connection, Engine, text
 
-from ledger_engine.api import StreamingLedger, Table
 from ledger_engine.audit.findings import CheckResult
 from ledger_engine.audit.merkle import BUCKETS, EMPTY_ROOT, MODULUS, tree_levels
-from ledger_engine.model import canonical_json
+from ledger_engine.core.declarations import StreamingLedger, Table
+from ledger_engine.core.records import canonical_json
 
 SUITE = "merkle"
 MAX_KEYS = 20  # differing keys listed per table; the findings say how many more

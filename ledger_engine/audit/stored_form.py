@@ -24,7 +24,7 @@ import json
 from decimal import Decimal
 from typing import Any
 
-from ledger_engine.model import Event, canonical_hash, canonical_json
+from ledger_engine.core.records import Event, canonical_hash, canonical_json
 from ledger_engine.store.staging import clean_text, payload_of, request_id_of
 
 # Floats at least this large are written with an exponent and no digits after the point.

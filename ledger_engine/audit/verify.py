@@ -15,11 +15,11 @@ from collections.abc import Sequence
 
 from sqlalchemy import Engine, Row, text
 
-from ledger_engine.api import StreamingLedger
 from ledger_engine.audit.chain import verify_chain
 from ledger_engine.audit.expectations import batch_contiguity_query, batch_counts_query
 from ledger_engine.audit.findings import CheckResult
 from ledger_engine.audit.snapshots import SUITE, verify_snapshots
+from ledger_engine.core.declarations import StreamingLedger
 
 COUNTS = "batch counts equal the rows they describe"
 MAX_FINDINGS = 10

@@ -32,10 +32,11 @@ from psycopg2.extras import execute_values
 from pyarrow import csv
 from sqlalchemy import Connection, Engine, text
 
-from ledger_engine.api import StreamingLedger, Table
 from ledger_engine.audit.merkle import MODULUS, root_of
 from ledger_engine.audit.snapshots import table_digests
-from ledger_engine.model import APPLIED, DUPLICATE, REJECTED, canonical_hash, canonical_json
+from ledger_engine.core.declarations import StreamingLedger, Table
+from ledger_engine.core.records import APPLIED, DUPLICATE, REJECTED, canonical_hash, canonical_json
+from ledger_engine.errors import CommitRefused
 from ledger_engine.store.lease import check_fence
 from ledger_engine.store.staging import (
     JOURNAL_COLUMNS,
@@ -47,10 +48,6 @@ from ledger_engine.store.staging import (
 GENESIS_HASH = "0" * 64
 # An arbitrary constant naming "batch commit" among the platform's advisory locks.
 _COMMIT_LOCK = 7_318_002
-
-
-class CommitRefused(RuntimeError):
-    """The batch cannot be committed without corrupting the system of record."""
 
 
 @dataclass(frozen=True)

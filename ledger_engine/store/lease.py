@@ -25,23 +25,12 @@ from typing import Any
 import psycopg2
 from sqlalchemy import Engine
 
+from ledger_engine.errors import Fenced, LeaseLost, LedgerBusy
+
 # An arbitrary constant naming "pipeline run" among the platform's advisory locks (which are
 # scoped to one database, so every system of record has its own).
 RUN_LOCK = 7_318_003
 POLL_SECONDS = 0.5
-
-
-class LedgerBusy(RuntimeError):
-    """Another run holds the lease and did not let go within the time allowed to wait."""
-
-
-class Fenced(RuntimeError):
-    """A write of a run whose lease another run has taken since: refused."""
-
-
-class LeaseLost(RuntimeError):
-    """The connection holding the run's lease is gone (the server restarted, or cut it
-    off): the run must stop, since another run may take the lease at any moment."""
 
 
 @dataclass(frozen=True)

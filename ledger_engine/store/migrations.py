@@ -13,14 +13,11 @@ from pathlib import Path
 from sqlalchemy import Engine, text
 
 from ledger_engine.config import PROJECT_ROOT
+from ledger_engine.errors import MigrationError
 
 SQL_DIR = PROJECT_ROOT / "sql"
 # An arbitrary constant naming "schema migration" among the platform's advisory locks.
 _MIGRATION_LOCK = 7_318_001
-
-
-class MigrationError(RuntimeError):
-    """The database's schema history does not match the files in `sql/`."""
 
 
 @dataclass(frozen=True)

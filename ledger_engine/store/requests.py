@@ -14,11 +14,8 @@ from typing import Any
 
 from sqlalchemy import Engine, text
 
-from ledger_engine.model import APPLIED, DUPLICATE, REJECTED
-
-
-class InconsistentRequest(RuntimeError):
-    """The stored events of a request id contradict each other (the audits find the cause)."""
+from ledger_engine.core.records import APPLIED, DUPLICATE, REJECTED
+from ledger_engine.errors import InconsistentRequest
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,8 @@ from psycopg2 import sql
 from psycopg2.extensions import encrypt_password
 from sqlalchemy import URL, Engine, make_url
 
+from ledger_engine.errors import LoginError
+
 # The role a login of each kind becomes a member of (created by sql/0007_roles.sql).
 ROLES: dict[str, str] = {
     "reader": "ledger_reader",
@@ -34,10 +36,6 @@ PASSWORD_VARIABLE = "LEDGER_NEW_LOGIN_PASSWORD"
 # Lower-case identifiers that psql and URLs take unquoted; PostgreSQL would silently cut a
 # longer name to 63 bytes, creating a user other than the one asked for.
 _LOGIN_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
-
-
-class LoginError(ValueError):
-    """A login cannot be created as asked (bad name, unknown role, no password, name taken)."""
 
 
 def check_login_name(name: str) -> str:

@@ -29,10 +29,10 @@ import pyarrow as pa
 from psycopg2 import sql
 from pyarrow import csv
 
-from ledger_engine.admission import valid_request_id
-from ledger_engine.model import Change, Event, canonical_json, plain_canonical_bytes
+from ledger_engine.core.admission import valid_request_id
+from ledger_engine.core.records import Change, Event, canonical_json, plain_canonical_bytes
+from ledger_engine.core.storable import json_problem, key_text, plain_json, storable_text
 from ledger_engine.store.lease import check_fence
-from ledger_engine.values import json_problem, key_text, plain_json, storable_text
 
 # The journal's tables and the columns a task writes of each (after `batch_id`), in order.
 JOURNAL_COLUMNS: dict[str, tuple[str, ...]] = {

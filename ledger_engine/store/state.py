@@ -13,14 +13,11 @@ from collections.abc import Iterator
 from psycopg2 import sql
 from sqlalchemy import Connection, text
 
-from ledger_engine.api import StreamingLedger, Table
+from ledger_engine.core.declarations import StreamingLedger, Table
+from ledger_engine.errors import SchemaMismatch
 
 _SQL_VALUE_TYPE = {int: "bigint", str: "text", dict: "jsonb"}
 _SQL_KEY_TYPE = {int: "bigint", str: "text"}
-
-
-class SchemaMismatch(RuntimeError):
-    """A declared table has no matching PostgreSQL table."""
 
 
 def check_state_tables(conn: Connection, ledger: StreamingLedger) -> None:

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import Engine
 
 from ledger_engine.config import Settings
-from ledger_engine.pipeline import BatchSummary
+from ledger_engine.pipeline.job import BatchSummary
 from ledger_engine.store.database import connect
 
 # --- Committing workloads ------------------------------------------------------------------

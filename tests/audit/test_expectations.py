@@ -17,14 +17,14 @@ import pytest
 from sqlalchemy import Engine, make_url, text
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from ledger_engine.admission import INVALID_REQUEST_ID
 from ledger_engine.audit.expectations import (
     DEFAULT_PROJECT_ROOT,
     SUITE,
     run_expectations,
 )
 from ledger_engine.audit.findings import CheckResult
-from ledger_engine.pipeline import BatchSummary
+from ledger_engine.core.admission import INVALID_REQUEST_ID
+from ledger_engine.pipeline.job import BatchSummary
 from ledger_engine.store.database import connect
 from tests.audit.conftest import commit_bank_workload, jsonl, transfer
 

@@ -19,13 +19,13 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine, create_engine, text
 
-from ledger_engine.apps.bank import build_ledger
-from ledger_engine.apps.bank_events import generate_events
+from ledger_engine.apps.bank.generator import generate_events
+from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.audit.findings import CheckResult
 from ledger_engine.audit.replay import ReplayProgress, replay_checks
 from ledger_engine.audit.stored_form import ambiguous, jsonb_form, same_json
-from ledger_engine.model import canonical_json
-from ledger_engine.serial import SerialRun, run_serial
+from ledger_engine.core.records import canonical_json
+from ledger_engine.runtime.serial import SerialRun, run_serial
 from ledger_engine.store.database import connect
 
 LEDGER = build_ledger()

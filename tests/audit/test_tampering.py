@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from ledger_engine.apps.bank import build_ledger
+from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.audit.expectations import run_expectations
 from ledger_engine.audit.findings import CheckResult
 from ledger_engine.audit.verify import verify_ledger

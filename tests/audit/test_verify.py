@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterator
 import pytest
 from sqlalchemy import Engine, text
 
-from ledger_engine.apps.bank import build_ledger
-from ledger_engine.apps.bank_events import event_to_line, generate_events
+from ledger_engine.apps.bank.generator import event_to_line, generate_events
+from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.audit.merkle import (
     EMPTY_ROOT,
     add_deltas,

@@ -19,9 +19,9 @@ from bench.plain import run_plain
 from bench.procedure import run_procedure
 from bench.workloads import Transfer, transfers
 from ledger_engine import run_serial
-from ledger_engine.apps.bank import REJECT, SUCCESS, build_ledger
-from ledger_engine.apps.bank_events import account_id, asset_id
-from ledger_engine.model import RunResult
+from ledger_engine.apps.bank.generator import account_id, asset_id
+from ledger_engine.apps.bank.ledger import REJECT, SUCCESS, build_ledger
+from ledger_engine.core.records import RunResult
 from ledger_engine.store.staging import dsn_of
 
 ACCOUNTS = 50

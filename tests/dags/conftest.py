@@ -92,7 +92,7 @@ def airflow_base_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]
         "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
         "SPARK_LOCAL_IP": "127.0.0.1",
         # Spark's Python workers run PYSPARK_PYTHON, else whatever `python3` is on PATH; the
-        # `spark.pyspark.python` that ledger_engine.spark.session sets does not reach them.
+        # `spark.pyspark.python` that ledger_engine.runtime.spark.session sets does not reach them.
         # Without this they import `ledger_engine` only when started from the repository root.
         "PYSPARK_PYTHON": sys.executable,
     }

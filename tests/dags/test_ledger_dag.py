@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, create_engine, text
 
-from ledger_engine.apps.bank_events import generate_events, write_event_files
-from ledger_engine.model import Event
+from ledger_engine.apps.bank.generator import generate_events, write_event_files
+from ledger_engine.core.records import Event
 from tests.dags.conftest import Runner
 
 DAG_ID = "ledger_pipeline"

@@ -13,10 +13,10 @@ import sys
 import time
 
 from ledger_engine import run_spark
-from ledger_engine.apps.bank import build_ledger
-from ledger_engine.apps.bank_events import generate_events
-from ledger_engine.spark.batch import ExecutionOptions
-from ledger_engine.spark.session import build_session
+from ledger_engine.apps.bank.generator import generate_events
+from ledger_engine.apps.bank.ledger import build_ledger
+from ledger_engine.runtime.spark.batch import ExecutionOptions
+from ledger_engine.runtime.spark.session import build_session
 
 EVENTS = generate_events(3_000, accounts=200, seed=17, bad_fraction=0.03, duplicate_fraction=0.03)
 OPTIONS = ExecutionOptions(bins=2, rounds=2)

@@ -22,7 +22,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from ledger_engine import AccessType, Event, StreamingLedger
-from ledger_engine.model import INT64_MAX
+from ledger_engine.core.records import INT64_MAX
 
 KEY_FIELDS = ("k0", "k1", "k2", "k3")
 FEE_FIELD = "fee"  # always key 0: a hot row, often only ever added to

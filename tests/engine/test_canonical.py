@@ -15,14 +15,14 @@ from hypothesis import strategies as st
 
 from ledger_engine.audit import merkle
 from ledger_engine.audit.merkle import BUCKET_BITS
-from ledger_engine.model import (
+from ledger_engine.core.records import (
     INT64_MAX,
     INT64_MIN,
     canonical_hash,
     canonical_json,
     plain_canonical_hash,
 )
-from ledger_engine.values import plain_flat_copy, plain_json
+from ledger_engine.core.storable import plain_flat_copy, plain_json
 
 # Printable ASCII and every control character: what JSON escapes, and what it does not.
 ASCII = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=127), max_size=12)

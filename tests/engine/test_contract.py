@@ -19,9 +19,9 @@ from ledger_engine import (
     StreamingLedger,
     run_serial,
 )
-from ledger_engine.apps.bank import build_ledger
-from ledger_engine.apps.bank_events import generate_events
-from ledger_engine.model import INT64_MAX, INT64_MIN
+from ledger_engine.apps.bank.generator import generate_events
+from ledger_engine.apps.bank.ledger import build_ledger
+from ledger_engine.core.records import INT64_MAX, INT64_MIN
 
 # -- helpers ---------------------------------------------------------------------------------
 

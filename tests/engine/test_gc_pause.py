@@ -7,7 +7,7 @@ from __future__ import annotations
 import gc
 import weakref
 
-from ledger_engine.gc_pause import gc_paused
+from ledger_engine.runtime.gc_pause import gc_paused
 
 
 class Node:

@@ -16,10 +16,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ledger_engine import Event, run_serial
-from ledger_engine.apps import bank
-from ledger_engine.apps.bank_events import generate_events
-from ledger_engine.model import INT64_MAX
-from ledger_engine.partitioned import run_partitioned
+from ledger_engine.apps.bank import ledger as bank_app
+from ledger_engine.apps.bank.generator import generate_events
+from ledger_engine.core.records import INT64_MAX
+from ledger_engine.runtime.parallel.in_process import run_partitioned
 
 MANY = settings(max_examples=300, deadline=None)
 BINS = st.sampled_from([1, 2, 3, 4])
@@ -62,7 +62,7 @@ def test_a_workload_split_into_two_batches_gives_the_serial_result(
 @pytest.mark.parametrize("bins", [1, 2, 4])
 @pytest.mark.parametrize("round_cost", [0, 50, 10**9])
 def test_a_bank_workload_gives_the_serial_result(bins, round_cost):
-    ledger = bank.build_ledger()
+    ledger = bank_app.build_ledger()
     events = generate_events(3_000, accounts=80, seed=5, bad_fraction=0.03, duplicate_fraction=0.03)
     assert run_partitioned(ledger, events, bins=bins, round_cost=round_cost) == run_serial(
         ledger, events

@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ledger_engine import Event, RunResult, run_serial
-from ledger_engine.apps.bank import build_ledger
-from ledger_engine.apps.bank_events import generate_events
+from ledger_engine.apps.bank.generator import generate_events
+from ledger_engine.apps.bank.ledger import build_ledger
 
 LEDGER = build_ledger()
 PROPERTY = settings(max_examples=75, deadline=None)

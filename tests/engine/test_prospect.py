@@ -6,11 +6,11 @@ from __future__ import annotations
 import numpy as np
 
 from ledger_engine import run_serial, run_spark
-from ledger_engine.apps.bank import build_ledger
-from ledger_engine.apps.bank_events import account_id, asset_id
-from ledger_engine.model import Event
-from ledger_engine.prospect import MIN_SPREAD, PROBE_EVENTS, probe
-from ledger_engine.spark.batch import ExecutionOptions
+from ledger_engine.apps.bank.generator import account_id, asset_id
+from ledger_engine.apps.bank.ledger import build_ledger
+from ledger_engine.core.records import Event
+from ledger_engine.runtime.parallel.probe import MIN_SPREAD, PROBE_EVENTS, probe
+from ledger_engine.runtime.spark.batch import ExecutionOptions
 
 LEDGER = build_ledger()
 ROUND_COST = ExecutionOptions().round_cost

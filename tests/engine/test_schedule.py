@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger_engine.schedule import ADD, READ, WRITE, Accesses, assign_bins, plan
+from ledger_engine.runtime.parallel.plan import ADD, READ, WRITE, Accesses, assign_bins, plan
 
 RW = READ | WRITE
 

@@ -19,7 +19,7 @@ import pytest
 from cluster_job import EVENTS, OPTIONS
 
 from ledger_engine import run_serial, run_spark
-from ledger_engine.apps.bank import build_ledger
+from ledger_engine.apps.bank.ledger import build_ledger
 
 SPARK_HOME = Path(pyspark.__file__).parent
 HERE = Path(__file__).parent

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from pyspark import cloudpickle
 
 from ledger_engine import AccessType, Event, run_serial, run_spark
-from ledger_engine.apps.bank import build_ledger
-from ledger_engine.apps.bank_events import generate_events
-from ledger_engine.spark.batch import ExecutionOptions
+from ledger_engine.apps.bank.generator import generate_events
+from ledger_engine.apps.bank.ledger import build_ledger
+from ledger_engine.runtime.spark.batch import ExecutionOptions
 
 cloudpickle.register_pickle_by_value(generated_apps)
 

@@ -15,12 +15,12 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from ledger_engine.api import StreamingLedger
 from ledger_engine.audit.expected import LineRecord, event_ends, expected_records, file_line
 from ledger_engine.audit.stored_log import StoredLog, read_snapshot
-from ledger_engine.ingest import ingest_files
-from ledger_engine.model import Event, RunResult
-from ledger_engine.serial import run_serial
+from ledger_engine.core.declarations import StreamingLedger
+from ledger_engine.core.ingest import ingest_files
+from ledger_engine.core.records import Event, RunResult
+from ledger_engine.runtime.serial import run_serial
 from tests.support.database import rows
 
 Files = Sequence[tuple[str, bytes]]

@@ -20,13 +20,13 @@ from batch_oracle import (
     stored_results,
 )
 
-from ledger_engine.admission import INVALID_REQUEST_ID, screen
-from ledger_engine.api import AccessType, StreamingLedger
-from ledger_engine.apps.bank import build_ledger
-from ledger_engine.ingest import CUT_SHORT, TOO_DEEP, ingest_files, nonblank_lines, parse_line
-from ledger_engine.model import Event
-from ledger_engine.serial import run_serial
-from ledger_engine.values import MAX_NESTING
+from ledger_engine.apps.bank.ledger import build_ledger
+from ledger_engine.core.admission import INVALID_REQUEST_ID, screen
+from ledger_engine.core.declarations import AccessType, StreamingLedger
+from ledger_engine.core.ingest import CUT_SHORT, TOO_DEEP, ingest_files, nonblank_lines, parse_line
+from ledger_engine.core.records import Event
+from ledger_engine.core.storable import MAX_NESTING
+from ledger_engine.runtime.serial import run_serial
 
 LEDGER = build_ledger()
 

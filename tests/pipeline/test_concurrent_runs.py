@@ -17,14 +17,15 @@ import pytest
 from recorded_ledger import ledger_command, pipeline_env
 from sqlalchemy import Engine, text
 
-from ledger_engine.apps.bank import build_ledger
-from ledger_engine.apps.bank_events import generate_events, write_event_files
+from ledger_engine.apps.bank.generator import generate_events, write_event_files
+from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.audit.oracle import serial_differences
 from ledger_engine.cli import EXIT_BUSY
 from ledger_engine.config import PROJECT_ROOT, Settings
-from ledger_engine.pipeline import run_pipeline
+from ledger_engine.errors import Fenced, LeaseLost, LedgerBusy
+from ledger_engine.pipeline.job import run_pipeline
 from ledger_engine.store.commit import StagedBatch, commit_staged
-from ledger_engine.store.lease import RUN_LOCK, Fenced, LeaseLost, LedgerBusy, run_lease
+from ledger_engine.store.lease import RUN_LOCK, run_lease
 from ledger_engine.store.staging import Stager, dsn_of
 from tests.support.database import rows
 

@@ -26,17 +26,17 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine
 
-from ledger_engine.apps.bank import (
+from ledger_engine.apps.bank.ledger import (
     DEPOSIT_FIELDS,
     FEE_TRANSFER_FIELDS,
     LOOKUP_FIELDS,
     TRANSFER_FIELDS,
     build_ledger,
 )
-from ledger_engine.ingest import ingest_files, nonblank_lines
-from ledger_engine.model import APPLIED, DUPLICATE, REJECTED, Event
-from ledger_engine.spark.admission import screen_files_task
-from ledger_engine.spark.codec import SCREENED
+from ledger_engine.core.ingest import ingest_files, nonblank_lines
+from ledger_engine.core.records import APPLIED, DUPLICATE, REJECTED, Event
+from ledger_engine.runtime.spark.admission import screen_files_task
+from ledger_engine.runtime.spark.codec import SCREENED
 from tests.support.database import rows
 
 LEDGER = build_ledger()

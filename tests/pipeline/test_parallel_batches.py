@@ -9,11 +9,11 @@ import pytest
 from sqlalchemy import Engine
 
 from ledger_engine import Event, RunResult, run_serial
-from ledger_engine.apps.bank import build_ledger
-from ledger_engine.apps.bank_events import event_to_line, generate_events
-from ledger_engine.model import INT64_MAX
-from ledger_engine.pipeline import BatchProcessor, files_frame
-from ledger_engine.spark.batch import ExecutionOptions
+from ledger_engine.apps.bank.generator import event_to_line, generate_events
+from ledger_engine.apps.bank.ledger import build_ledger
+from ledger_engine.core.records import INT64_MAX
+from ledger_engine.pipeline.job import BatchProcessor, files_frame
+from ledger_engine.runtime.spark.batch import ExecutionOptions
 from ledger_engine.store.lease import run_lease
 from tests.support.database import rows
 

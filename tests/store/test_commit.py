@@ -7,11 +7,12 @@ import json
 import pytest
 from sqlalchemy import Engine, text
 
-from ledger_engine.apps.bank import build_ledger
-from ledger_engine.pipeline import BatchProcessor, files_frame
-from ledger_engine.store.commit import CommitRefused, commit_staged
+from ledger_engine.apps.bank.ledger import build_ledger
+from ledger_engine.core.storable import MAX_ID_BYTES
+from ledger_engine.errors import CommitRefused
+from ledger_engine.pipeline.job import BatchProcessor, files_frame
+from ledger_engine.store.commit import commit_staged
 from ledger_engine.store.lease import run_lease
-from ledger_engine.values import MAX_ID_BYTES
 
 LEDGER = build_ledger()
 

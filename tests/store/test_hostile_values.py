@@ -18,12 +18,12 @@ from hypothesis import strategies as st
 from logins import Login, Logins
 from sqlalchemy import Engine
 
-from ledger_engine.apps.bank import build_ledger
-from ledger_engine.apps.bank_events import event_to_line
-from ledger_engine.ingest import ingest_files
-from ledger_engine.model import Event, RunResult
-from ledger_engine.serial import run_serial
-from ledger_engine.spark.postgres import array_value
+from ledger_engine.apps.bank.generator import event_to_line
+from ledger_engine.apps.bank.ledger import build_ledger
+from ledger_engine.core.ingest import ingest_files
+from ledger_engine.core.records import Event, RunResult
+from ledger_engine.runtime.serial import run_serial
+from ledger_engine.runtime.spark.postgres import array_value
 from ledger_engine.store.staging import Stager, dsn_of, net_row
 from tests.support.database import rows
 

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, text
 
+from ledger_engine.errors import MigrationError
 from ledger_engine.store.database import connect
-from ledger_engine.store.migrations import SQL_DIR, MigrationError, migrate, migrations
+from ledger_engine.store.migrations import SQL_DIR, migrate, migrations
 
 
 def test_migrations_are_numbered_files_applied_in_order(empty_database_url: str) -> None:
@@ -44,7 +45,7 @@ def test_an_applied_migration_that_changed_is_an_error(
 
 
 def test_every_declared_bank_table_has_a_state_table(engine: Engine) -> None:
-    from ledger_engine.apps.bank import build_ledger
+    from ledger_engine.apps.bank.ledger import build_ledger
     from ledger_engine.store.state import check_state_tables
 
     with engine.connect() as conn:

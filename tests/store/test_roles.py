@@ -21,16 +21,16 @@ from logins import Logins
 from psycopg2 import errorcodes, sql
 from sqlalchemy import Engine, create_engine, make_url, text
 
-from ledger_engine.apps.bank import build_ledger
-from ledger_engine.apps.bank_events import event_to_line, generate_events
+from ledger_engine.apps.bank.generator import event_to_line, generate_events
+from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.cli import main
-from ledger_engine.model import Event
-from ledger_engine.serial import run_serial
+from ledger_engine.core.records import Event
+from ledger_engine.errors import LoginError
+from ledger_engine.runtime.serial import run_serial
 from ledger_engine.store.database import connect
 from ledger_engine.store.migrations import SQL_DIR, migrate, migrations
 from ledger_engine.store.roles import (
     PASSWORD_VARIABLE,
-    LoginError,
     check_login_name,
     create_login,
     login_password,

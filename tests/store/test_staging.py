@@ -12,9 +12,10 @@ from dataclasses import replace
 import pytest
 from sqlalchemy import Engine
 
-from ledger_engine.apps.bank import build_ledger
-from ledger_engine.pipeline import BatchProcessor, files_frame
-from ledger_engine.store.commit import CommitRefused, StagedBatch, commit_staged
+from ledger_engine.apps.bank.ledger import build_ledger
+from ledger_engine.errors import CommitRefused
+from ledger_engine.pipeline.job import BatchProcessor, files_frame
+from ledger_engine.store.commit import StagedBatch, commit_staged
 from ledger_engine.store.lease import RunLease, run_lease
 from ledger_engine.store.staging import (
     JOURNAL_COLUMNS,

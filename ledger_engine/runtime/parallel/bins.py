@@ -12,9 +12,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ledger_engine.api import Stream, StreamingLedger
-from ledger_engine.model import Change, Event, Rejection
-from ledger_engine.transaction import Applied, PendingAdd, execute
+from ledger_engine.core.declarations import Stream, StreamingLedger
+from ledger_engine.core.records import Change, Event, Rejection
+from ledger_engine.core.transaction import Applied, PendingAdd, execute
 
 RowKey = tuple[str, Any]
 

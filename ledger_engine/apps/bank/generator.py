@@ -1,4 +1,4 @@
-"""Seeded, realistic sample events for the bank application (`ledger_engine.apps.bank`).
+"""Seeded, realistic sample events for the bank application (`ledger_engine.apps.bank.ledger`).
 
 `generate_events` builds a workload in memory: one opening deposit per account, then a mix of
 transfers (about 80%), balance lookups (about 10%) and further deposits (about 10%). A share of
@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from ledger_engine.model import Event
+from ledger_engine.core.records import Event
 
 DEPOSITS = "deposits"
 TRANSFERS = "transfers"

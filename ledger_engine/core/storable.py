@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from ledger_engine.model import (
+from ledger_engine.core.records import (
     INT64_MAX,
     INT64_MIN,
     OVERFLOW,

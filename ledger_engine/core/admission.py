@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any, NamedTuple
 
-from ledger_engine.api import Stream
-from ledger_engine.model import (
+from ledger_engine.core.declarations import Stream
+from ledger_engine.core.records import (
     EXISTS,
     EXISTS_WITH_DIFFERENT_PAYLOAD,
     INVALID_EVENT,
@@ -25,8 +25,7 @@ from ledger_engine.model import (
     plain_canonical_hash,
     record,
 )
-from ledger_engine.transaction import resolve_keys
-from ledger_engine.values import (
+from ledger_engine.core.storable import (
     MAX_ID_BYTES,
     Problem,
     brief,
@@ -37,6 +36,7 @@ from ledger_engine.values import (
     short_text,
     storable_text,
 )
+from ledger_engine.core.transaction import resolve_keys
 
 INVALID_REQUEST_ID = (
     f"request_id must be a non-empty string of at most {MAX_ID_BYTES} bytes, "

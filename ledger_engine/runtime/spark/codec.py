@@ -4,7 +4,8 @@ Keys travel as text (an int key as its decimal digits) next to the index of thei
 that Spark can join and partition on them. Values travel typed: `value_int` for int tables,
 `value_str` for str tables, `value_obj` (a pickle) for dict tables; all three null means the row
 is absent. Events and transaction outcomes travel as pickles of plain tuples, which load an
-order of magnitude faster than pickles of dataclass instances (`ledger_engine.assembly`).
+order of magnitude faster than pickles of dataclass instances
+(`ledger_engine.runtime.parallel.assemble`).
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from ledger_engine.api import StreamingLedger, Table
-from ledger_engine.model import Event
+from ledger_engine.core.declarations import StreamingLedger, Table
+from ledger_engine.core.records import Event
 
 PICKLE = pickle.HIGHEST_PROTOCOL
 

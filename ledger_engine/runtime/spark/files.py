@@ -1,6 +1,6 @@
 """Tasks over a batch's landed files: name them, and describe them (non-blank lines, SHA-256).
 
-They live apart from `ledger_engine.pipeline` so that a Spark worker running them imports only
+They live apart from `ledger_engine.pipeline.job` so that a Spark worker running them imports only
 what they use (the pipeline's own imports cost a worker seconds on start-up).
 """
 
@@ -11,8 +11,8 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 
-from ledger_engine.ingest import nonblank_lines
-from ledger_engine.spark.streaming import file_name
+from ledger_engine.core.ingest import nonblank_lines
+from ledger_engine.runtime.spark.streaming import file_name
 
 NAMED_DDL = "name string, content binary"
 DESCRIBED_DDL = "name string, lines bigint, sha256 string"

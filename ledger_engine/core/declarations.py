@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from ledger_engine.values import storable_text
+from ledger_engine.core.storable import storable_text
+from ledger_engine.errors import DeclarationError
 
 TransactionFn = Callable[..., None]
 KeyFn = Callable[[Any], Any]
@@ -37,10 +38,6 @@ _NAME = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 _RESERVED_PREFIX = "ledger_"
 _VALUE_TYPES = (int, str, dict)
 _KEY_TYPES = (str, int)
-
-
-class DeclarationError(ValueError):
-    """A ledger declaration that cannot run; the message names the problem."""
 
 
 class AccessType(Enum):

@@ -2,9 +2,9 @@
 
 The pending adds of every round are shuffled by row and sorted by position; `settle_task`
 reads the rows' values before the batch from the row source, walks each row's adds
-(`ledger_engine.commutative.settle_row`) and hands the settled changes to the batch's sink. A
-row whose running total leaves the int64 range is reported (tag OVERFLOW) instead: the driver
-then plans the batch again with that row ordered.
+(`ledger_engine.runtime.parallel.settle.settle_row`) and hands the settled changes to the batch's
+sink. A row whose running total leaves the int64 range is reported (tag OVERFLOW) instead: the
+driver then plans the batch again with that row ordered.
 """
 
 from __future__ import annotations
@@ -17,18 +17,25 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from ledger_engine.api import StreamingLedger
-from ledger_engine.commutative import Overflow, Pending, Settled, settle_row
-from ledger_engine.gc_pause import gc_paused
-from ledger_engine.partition import NetChange, RowKey
-from ledger_engine.spark.codec import OUTPUT, OVERFLOW, PENDING, batch_of, key_of, tables_by_index
-from ledger_engine.spark.execution import RowSource, Task
-from ledger_engine.spark.profile import TaskClock
-from ledger_engine.transaction import PendingAdd
+from ledger_engine.core.declarations import StreamingLedger
+from ledger_engine.core.transaction import PendingAdd
+from ledger_engine.runtime.gc_pause import gc_paused
+from ledger_engine.runtime.parallel.bins import NetChange, RowKey
+from ledger_engine.runtime.parallel.settle import Overflow, Pending, Settled, settle_row
+from ledger_engine.runtime.spark.codec import (
+    OUTPUT,
+    OVERFLOW,
+    PENDING,
+    batch_of,
+    key_of,
+    tables_by_index,
+)
+from ledger_engine.runtime.spark.execution import RowSource, Task
+from ledger_engine.runtime.spark.profile import TaskClock
 
 
 class SettledSink(Protocol):
-    """Where settled changes go (see `ledger_engine.spark.execution.Sink`)."""
+    """Where settled changes go (see `ledger_engine.runtime.spark.execution.Sink`)."""
 
     def settled(
         self, items: list[Settled], nets: dict[RowKey, NetChange]

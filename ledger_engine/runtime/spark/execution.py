@@ -2,9 +2,10 @@
 
 For each round, the round's events are shuffled so that each bin lands in the task of the same
 number, and sorted by position. The task (`execute_task`) runs
-`ledger_engine.partition.execute_bin` over them chunk by chunk; before each chunk it fetches
-the rows the chunk touches that it does not hold yet from the batch's `RowSource` (PostgreSQL,
-one query per table per chunk, in every task at once; or a broadcast of an in-memory state).
+`ledger_engine.runtime.parallel.bins.execute_bin` over them chunk by chunk; before each chunk it
+fetches the rows the chunk touches that it does not hold yet from the batch's `RowSource`
+(PostgreSQL, one query per table per chunk, in every task at once; or a broadcast of an in-memory
+state).
 
 Rows written by an earlier round of the same batch are not in the row source. With
 PostgreSQL, each round stages its writes and the source reads them on top of the tables. In
@@ -12,8 +13,8 @@ memory, they travel to the tasks that need them in the round's shuffle, ahead of
 (records of kind ROW sort first).
 
 A task emits `OUTPUT` records: the executed transactions (through the batch's `Sink`), each
-pending add of a deferred row (settled later by `ledger_engine.spark.settling`), and, when the
-next round needs them in memory, the net change of each row it wrote.
+pending add of a deferred row (settled later by `ledger_engine.runtime.spark.settling`), and,
+when the next round needs them in memory, the net change of each row it wrote.
 """
 
 from __future__ import annotations
@@ -30,11 +31,12 @@ from pyspark.broadcast import Broadcast
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from ledger_engine.api import StreamingLedger, Table
-from ledger_engine.commutative import PROBE
-from ledger_engine.gc_pause import gc_paused
-from ledger_engine.model import Event
-from ledger_engine.partition import (
+from ledger_engine.core.declarations import StreamingLedger, Table
+from ledger_engine.core.records import Event
+from ledger_engine.core.storable import key_text
+from ledger_engine.core.transaction import PendingAdd
+from ledger_engine.runtime.gc_pause import gc_paused
+from ledger_engine.runtime.parallel.bins import (
     BinRows,
     Executed,
     NetChange,
@@ -44,7 +46,8 @@ from ledger_engine.partition import (
     execute_bin,
     net_changes,
 )
-from ledger_engine.spark.codec import (
+from ledger_engine.runtime.parallel.settle import PROBE
+from ledger_engine.runtime.spark.codec import (
     NEED,
     NET,
     OUTPUT,
@@ -59,9 +62,7 @@ from ledger_engine.spark.codec import (
     value_columns,
     value_of,
 )
-from ledger_engine.spark.profile import TaskClock
-from ledger_engine.transaction import PendingAdd
-from ledger_engine.values import key_text
+from ledger_engine.runtime.spark.profile import TaskClock
 
 ROW, EVENT = 0, 1  # `kind` of a work record: rows sort before events
 

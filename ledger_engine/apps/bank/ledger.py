@@ -31,10 +31,10 @@ from collections.abc import Callable
 from operator import itemgetter
 from typing import Any
 
-from ledger_engine.api import AccessType, StreamingLedger
-from ledger_engine.model import INT64_MAX, INT64_MIN, OVERFLOW
-from ledger_engine.transaction import Context, StateAccess
-from ledger_engine.values import Problem, brief, is_int
+from ledger_engine.core.declarations import AccessType, StreamingLedger
+from ledger_engine.core.records import INT64_MAX, INT64_MIN, OVERFLOW
+from ledger_engine.core.storable import Problem, brief, is_int
+from ledger_engine.core.transaction import Context, StateAccess
 
 SUCCESS = "SUCCESS"
 REJECT = "REJECT"

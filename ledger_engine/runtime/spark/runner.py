@@ -3,7 +3,7 @@
 The events, the initial state and the known request ids are given in memory, and the
 `RunResult` is returned in memory: so the events are shipped to Spark in pickled chunks and
 the outcomes come back the same way. Everything in between (admission, planning, execution in
-bins, settling) is the batch machinery of `ledger_engine.spark.batch`, which the micro-batch
+bins, settling) is the batch machinery of `ledger_engine.runtime.spark.batch`, which the micro-batch
 pipeline runs with PostgreSQL as source and sink instead.
 """
 
@@ -20,11 +20,8 @@ from pyspark.broadcast import Broadcast
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from ledger_engine.api import StreamingLedger, Table
-from ledger_engine.assembly import assemble, pack
-from ledger_engine.commutative import Settled
-from ledger_engine.gc_pause import gc_paused
-from ledger_engine.model import (
+from ledger_engine.core.declarations import StreamingLedger, Table
+from ledger_engine.core.records import (
     DUPLICATE,
     REJECTED,
     Change,
@@ -34,12 +31,15 @@ from ledger_engine.model import (
     RunResult,
     record,
 )
-from ledger_engine.partition import Executed, NetChange, RowKey
-from ledger_engine.prospect import probe
-from ledger_engine.serial import initial_state, run_serial
-from ledger_engine.spark.admission import screen_chunks_task
-from ledger_engine.spark.batch import BatchExecutor, BatchRun, ExecutionOptions
-from ledger_engine.spark.codec import (
+from ledger_engine.runtime.gc_pause import gc_paused
+from ledger_engine.runtime.parallel.assemble import assemble, pack
+from ledger_engine.runtime.parallel.bins import Executed, NetChange, RowKey
+from ledger_engine.runtime.parallel.probe import probe
+from ledger_engine.runtime.parallel.settle import Settled
+from ledger_engine.runtime.serial import initial_state, run_serial
+from ledger_engine.runtime.spark.admission import screen_chunks_task
+from ledger_engine.runtime.spark.batch import BatchExecutor, BatchRun, ExecutionOptions
+from ledger_engine.runtime.spark.codec import (
     OUTCOMES,
     OUTPUT,
     PICKLE,
@@ -49,14 +49,15 @@ from ledger_engine.spark.codec import (
     event_chunks,
     spark_ddl,
 )
-from ledger_engine.spark.execution import EventLine
+from ledger_engine.runtime.spark.execution import EventLine
 
 CHUNK = 5_000  # events per pickled chunk shipped from the driver
 
 
 class CollectSink:
     """Sends outcomes back to the driver as pickles of packed tuples
-    (`ledger_engine.assembly`); a settling task sends all its changes at its end."""
+    (`ledger_engine.runtime.parallel.assemble`); a settling task sends all its changes at its
+    end."""
 
     wants_nets = False
 
@@ -175,9 +176,9 @@ def run_spark(
     options: ExecutionOptions | None = None,
 ) -> RunResult:
     """Execute `events` in parallel on Spark; the result equals `run_serial`'s on the same
-    input (see `ledger_engine.spark.batch` for how). A batch that cannot be spread over bins
+    input (see `ledger_engine.runtime.spark.batch` for how). A batch that cannot be spread over bins
     (one conflict component) runs with the serial runner in this process instead
-    (`ledger_engine.prospect`), unless `options` turn that off."""
+    (`ledger_engine.runtime.parallel.probe`), unless `options` turn that off."""
     return run_spark_profiled(spark, ledger, events, state, known_requests, options)[0]
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import pyarrow as pa
 from pyspark import TaskContext
 
-from ledger_engine.spark.codec import OUTPUT, PICKLE, PROFILE, batch_of
+from ledger_engine.runtime.spark.codec import OUTPUT, PICKLE, PROFILE, batch_of
 
 
 class TaskClock:

@@ -7,7 +7,7 @@ reasons. Runners differ only in where rows come from and in which order events a
 A parallel runner may *defer* rows that the whole batch only ever adds to: `execute` then
 starts them at 0, records the transaction's deltas as a `PendingAdd`, and leaves the row's
 before and after values (and the int64 range check of its running total) to
-`ledger_engine.commutative`, which settles every pending add of a row in batch order.
+`ledger_engine.runtime.parallel.settle`, which settles every pending add of a row in batch order.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from ledger_engine.api import AccessType, Binding, Stream
-from ledger_engine.model import (
+from ledger_engine.core.declarations import AccessType, Binding, Stream
+from ledger_engine.core.records import (
     ABORTED,
     ACCESS_VIOLATION,
     BAD_KEY,
@@ -30,7 +30,7 @@ from ledger_engine.model import (
     Result,
     record,
 )
-from ledger_engine.values import (
+from ledger_engine.core.storable import (
     MAX_ID_BYTES,
     Problem,
     error_text,
@@ -42,16 +42,13 @@ from ledger_engine.values import (
     plain_flat_copy,
     plain_json,
 )
-from ledger_engine.values import value_problem as _value_problem
+from ledger_engine.core.storable import value_problem as _value_problem
+from ledger_engine.errors import MissingRow
 
 RowKey = tuple[str, Any]
 # Where `execute` reads rows: table name -> key -> value (read in C: a call per row costs).
 Rows = Mapping[str, Mapping[Any, Any]]
 _LACKING = object()  # the value of a key that `Rows` does not hold
-
-
-class MissingRow(AssertionError):
-    """A transaction touched a row its bin was not given: the schedule is broken."""
 
 
 class PendingAdd(NamedTuple):
@@ -132,7 +129,7 @@ class StateAccess:
 
     Each method checks the binding's access type; a violation rejects the transaction. The
     common case of a ledger (an int64 read from or written to an int table) takes the short
-    path of each method; everything else goes through the checks of `ledger_engine.values`.
+    path of each method; everything else goes through the checks of `ledger_engine.core.storable`.
 
     The first binding of a row also holds the row's one buffer (`_value`, the value `_before`
     the transaction, whether it was `_written`; for a deferred row, which starts at 0 and

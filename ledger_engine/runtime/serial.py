@@ -8,10 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ledger_engine.admission import Screened, Seen, admit, remembered_fingerprint
-from ledger_engine.api import Stream, StreamingLedger, Table
-from ledger_engine.gc_pause import gc_paused
-from ledger_engine.model import (
+from ledger_engine.core.admission import Screened, Seen, admit, remembered_fingerprint
+from ledger_engine.core.declarations import Stream, StreamingLedger, Table
+from ledger_engine.core.records import (
     APPLIED,
     DUPLICATE,
     INT64_MAX,
@@ -24,8 +23,9 @@ from ledger_engine.model import (
     RunResult,
     record,
 )
-from ledger_engine.transaction import Applied, execute
-from ledger_engine.values import MAX_ID_BYTES, json_copy, key_problem, value_problem
+from ledger_engine.core.storable import MAX_ID_BYTES, json_copy, key_problem, value_problem
+from ledger_engine.core.transaction import Applied, execute
+from ledger_engine.runtime.gc_pause import gc_paused
 
 State = dict[str, dict[Any, Any]]
 

@@ -16,13 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from ledger_engine.admission import Screened, admit_batch
-from ledger_engine.api import StreamingLedger
-from ledger_engine.assembly import assemble, pack
-from ledger_engine.commutative import PROBE, Overflow, Pending, settle
-from ledger_engine.gc_pause import gc_paused
-from ledger_engine.model import Duplicate, Event, Rejection, RunResult
-from ledger_engine.partition import (
+from ledger_engine.core.admission import Screened, admit_batch
+from ledger_engine.core.declarations import StreamingLedger
+from ledger_engine.core.records import Duplicate, Event, Rejection, RunResult
+from ledger_engine.core.transaction import Applied, PendingAdd
+from ledger_engine.runtime.gc_pause import gc_paused
+from ledger_engine.runtime.parallel.assemble import assemble, pack
+from ledger_engine.runtime.parallel.bins import (
     Executed,
     Runnable,
     execute_bin,
@@ -30,9 +30,16 @@ from ledger_engine.partition import (
     rows_for,
     table_indexes,
 )
-from ledger_engine.schedule import Accesses, Schedule, access_flags, plan, row_id, row_ids
-from ledger_engine.serial import State, initial_state
-from ledger_engine.transaction import Applied, PendingAdd
+from ledger_engine.runtime.parallel.plan import (
+    Accesses,
+    Schedule,
+    access_flags,
+    plan,
+    row_id,
+    row_ids,
+)
+from ledger_engine.runtime.parallel.settle import PROBE, Overflow, Pending, settle
+from ledger_engine.runtime.serial import State, initial_state
 
 
 def batch_accesses(ledger: StreamingLedger, runnables: list[Runnable]) -> Accesses:

@@ -5,8 +5,8 @@ from does not matter here) and runs it to the end; its `Sources` say where the r
 and the request ids of earlier batches come from, its `Sink` where the outcomes go. The driver
 handles only compact columns: it collects each event's position, request id, fingerprint and
 row ids (17 bytes per access) to admit it (`spark.admission.admit`) and plan the batch
-(`ledger_engine.schedule`), broadcasts the plan (16 bytes per event), and reads back overflow
-reports. Events, rows and outcomes move between Spark tasks by shuffles.
+(`ledger_engine.runtime.parallel.plan`), broadcasts the plan (16 bytes per event), and reads back
+overflow reports. Events, rows and outcomes move between Spark tasks by shuffles.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from ledger_engine.api import StreamingLedger
-from ledger_engine.schedule import Accesses, Schedule, plan, row_id
-from ledger_engine.spark.admission import ADMISSION_COLUMNS, VERDICTS, admit
-from ledger_engine.spark.codec import (
+from ledger_engine.core.declarations import StreamingLedger
+from ledger_engine.runtime.parallel.plan import Accesses, Schedule, plan, row_id
+from ledger_engine.runtime.spark.admission import ADMISSION_COLUMNS, VERDICTS, admit
+from ledger_engine.runtime.spark.codec import (
     NEED,
     NET,
     OVERFLOW,
@@ -33,7 +33,7 @@ from ledger_engine.spark.codec import (
     spark_ddl,
     tables_by_index,
 )
-from ledger_engine.spark.execution import (
+from ledger_engine.runtime.spark.execution import (
     Placement,
     RowSource,
     Sink,
@@ -45,8 +45,8 @@ from ledger_engine.spark.execution import (
     round_events,
     routes_for,
 )
-from ledger_engine.spark.profile import task_profile
-from ledger_engine.spark.settling import SettledSink, pending_by_row, settle_task
+from ledger_engine.runtime.spark.profile import task_profile
+from ledger_engine.runtime.spark.settling import SettledSink, pending_by_row, settle_task
 
 
 class Sources(Protocol):
@@ -76,9 +76,9 @@ class ExecutionOptions:
     `bins`: tasks per round (default: the session's default parallelism). `round_cost`: what
     a round's fixed cost (a Spark job) is worth in executed transactions, for choosing the
     number of rounds. `rounds`: a fixed number of rounds instead. `serial_fallback`:
-    `run_spark` runs a batch that cannot be spread over bins (`ledger_engine.prospect`) with the
-    serial runner instead (the pipeline, whose events are not in the driver's memory, always
-    runs on Spark); fixing `rounds` turns it off.
+    `run_spark` runs a batch that cannot be spread over bins
+    (`ledger_engine.runtime.parallel.probe`) with the serial runner instead (the pipeline, whose
+    events are not in the driver's memory, always runs on Spark); fixing `rounds` turns it off.
     """
 
     bins: int | None = None

@@ -1,9 +1,9 @@
 """Settling deferred adds: the before and after values of rows the batch only added to.
 
-A deferred row is never read during the batch (`ledger_engine.schedule`), so each transaction
-only recorded the sum of its deltas (`PendingAdd`). Settling walks each row's pending adds in
-batch order from the row's value before the batch and gives every one its `Change`, exactly as
-the serial runner would have recorded it.
+A deferred row is never read during the batch (`ledger_engine.runtime.parallel.plan`), so each
+transaction only recorded the sum of its deltas (`PendingAdd`). Settling walks each row's pending
+adds in batch order from the row's value before the batch and gives every one its `Change`, exactly
+as the serial runner would have recorded it.
 
 One thing the serial runner checks depends on the row's value: the int64 range of the running
 total after every single add. `PendingAdd` carries the lowest and highest running total of its
@@ -23,8 +23,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ledger_engine.model import INT64_MAX, INT64_MIN, Change
-from ledger_engine.transaction import PendingAdd
+from ledger_engine.core.records import INT64_MAX, INT64_MIN, Change
+from ledger_engine.core.transaction import PendingAdd
 
 RowKey = tuple[str, Any]
 

@@ -23,9 +23,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ledger_engine.api import PayloadFields
-from ledger_engine.model import Event
-from ledger_engine.values import MAX_NESTING, brief, json_text_problem, json_type
+from ledger_engine.core.declarations import PayloadFields
+from ledger_engine.core.records import Event
+from ledger_engine.core.storable import MAX_NESTING, brief, json_text_problem, json_type
 
 ENVELOPE = PayloadFields(frozenset({"stream", "request_id", "payload"}))
 ENVELOPE_FIELDS = ENVELOPE.required

@@ -26,11 +26,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ledger_engine.admission import admit_batch
-from ledger_engine.api import StreamingLedger
-from ledger_engine.model import Event
-from ledger_engine.partitioned import batch_accesses, runnable_events
-from ledger_engine.schedule import plan
+from ledger_engine.core.admission import admit_batch
+from ledger_engine.core.declarations import StreamingLedger
+from ledger_engine.core.records import Event
+from ledger_engine.runtime.parallel.in_process import batch_accesses, runnable_events
+from ledger_engine.runtime.parallel.plan import plan
 
 PROBE_EVENTS = 5_000
 # Below this spread, parallel execution could at best overlap a tenth of the work: less than

@@ -11,8 +11,8 @@ Rows are classified over the whole batch:
   it ties no transactions together; each bin gets a copy.
 - `DEFERRED`: only ever added to (`AccessType.ADD`), by at least two transactions. Adds commute:
   each transaction records its delta without reading the row, and the row's before and after
-  values are settled after the batch, in batch order (`ledger_engine.commutative`). A hot fee
-  account credited by every transfer is such a row; it ties nothing together.
+  values are settled after the batch, in batch order (`ledger_engine.runtime.parallel.settle`). A
+  hot fee account credited by every transfer is such a row; it ties nothing together.
 - `ORDERED`: everything else. Transactions touching the same ordered row must run in batch order
   on one worker.
 
@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ledger_engine.api import AccessType
+from ledger_engine.core.declarations import AccessType
 
 # Access flags of one binding (an access may carry several, e.g. READ | WRITE).
 READ, WRITE, ADD = 1, 2, 4
@@ -231,8 +231,9 @@ def plan(
     rounds: int | None = None,
 ) -> Schedule:
     """The schedule of a batch on `bins` bins; a round costs as much as `round_cost`
-    transactions. `forced` row ids are treated as ordered (see `ledger_engine.commutative`).
-    `rounds`, when given, fixes the number of rounds instead of estimating the best."""
+    transactions. `forced` row ids are treated as ordered (see
+    `ledger_engine.runtime.parallel.settle`). `rounds`, when given, fixes the number of rounds
+    instead of estimating the best."""
     assert bins >= 1 and round_cost >= 0
     count = accesses.count
     codes, uniques = pd.factorize(accesses.row)

@@ -2,7 +2,7 @@
 
 Screening (`screen_files_task`, `screen_chunks_task`) is a `mapInArrow` over the batch's
 events: each event's request id, stream, payload and keys are checked on their own
-(`ledger_engine.admission.screen`), and each binding's row is listed with its row id and access
+(`ledger_engine.core.admission.screen`), and each binding's row is listed with its row id and access
 flags. Duplicates (`admit`) are then found on the driver, over the compact columns it collects
 to plan the batch anyway: for each id, the first event in batch order is the one that counts,
 unless an earlier batch already executed the id (`known`).
@@ -17,11 +17,10 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ledger_engine.admission import screen
-from ledger_engine.api import StreamingLedger
-from ledger_engine.gc_pause import gc_paused
-from ledger_engine.ingest import nonblank_lines, parse_line
-from ledger_engine.model import (
+from ledger_engine.core.admission import screen
+from ledger_engine.core.declarations import StreamingLedger
+from ledger_engine.core.ingest import nonblank_lines, parse_line
+from ledger_engine.core.records import (
     DUPLICATE,
     EXISTS,
     EXISTS_WITH_DIFFERENT_PAYLOAD,
@@ -29,15 +28,16 @@ from ledger_engine.model import (
     REJECTED,
     Event,
 )
-from ledger_engine.partition import table_indexes
-from ledger_engine.schedule import access_flags, row_ids
-from ledger_engine.spark.codec import (
+from ledger_engine.core.storable import key_text
+from ledger_engine.runtime.gc_pause import gc_paused
+from ledger_engine.runtime.parallel.bins import table_indexes
+from ledger_engine.runtime.parallel.plan import access_flags, row_ids
+from ledger_engine.runtime.spark.codec import (
     SCREENED,
     batch_of,
     event_blob,
     list_array,
 )
-from ledger_engine.values import key_text
 
 ScreenTask = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 

@@ -23,11 +23,13 @@ from pyspark.sql import functions as F
 from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
 
-from ledger_engine.api import StreamingLedger
 from ledger_engine.apps import load_ledger
 from ledger_engine.audit.merkle import MODULUS
 from ledger_engine.config import Settings
-from ledger_engine.faults import (
+from ledger_engine.core.declarations import StreamingLedger
+from ledger_engine.core.records import APPLIED, DUPLICATE, REJECTED
+from ledger_engine.errors import BatchFailed, CommitRefused
+from ledger_engine.pipeline.faults import (
     AFTER_COMMIT,
     AFTER_READ,
     AFTER_STAGING,
@@ -36,20 +38,14 @@ from ledger_engine.faults import (
     NO_FAULTS,
     FaultSwitch,
 )
-from ledger_engine.model import APPLIED, DUPLICATE, REJECTED
-from ledger_engine.spark.admission import screen_files_task
-from ledger_engine.spark.batch import BatchExecutor, BatchRun, ExecutionOptions
-from ledger_engine.spark.codec import OUTPUT, SCREENED, SUMMARY, spark_ddl
-from ledger_engine.spark.files import DESCRIBED_DDL, NAMED_DDL, described, named
-from ledger_engine.spark.postgres import PostgresSink, PostgresSources
-from ledger_engine.spark.session import build_session
-from ledger_engine.spark.streaming import run_available_batches
-from ledger_engine.store.commit import (
-    CommitRefused,
-    StagedBatch,
-    commit_staged,
-    committed_input,
-)
+from ledger_engine.runtime.spark.admission import screen_files_task
+from ledger_engine.runtime.spark.batch import BatchExecutor, BatchRun, ExecutionOptions
+from ledger_engine.runtime.spark.codec import OUTPUT, SCREENED, SUMMARY, spark_ddl
+from ledger_engine.runtime.spark.files import DESCRIBED_DDL, NAMED_DDL, described, named
+from ledger_engine.runtime.spark.postgres import PostgresSink, PostgresSources
+from ledger_engine.runtime.spark.session import build_session
+from ledger_engine.runtime.spark.streaming import run_available_batches
+from ledger_engine.store.commit import StagedBatch, commit_staged, committed_input
 from ledger_engine.store.database import open_store
 from ledger_engine.store.lease import Holder, RunLease, check_fence, run_lease
 from ledger_engine.store.staging import JournalPart, clear_staging, dsn_of
@@ -111,7 +107,7 @@ class BatchProcessor:
     """Runs micro-batches of one ledger on one Spark session into one system of record,
     under a run's lease (`ledger_engine.store.lease`): every write checks it still holds.
 
-    `faults` is called at every fault point (`ledger_engine.faults`).
+    `faults` is called at every fault point (`ledger_engine.pipeline.faults`).
     """
 
     def __init__(
@@ -273,18 +269,6 @@ def _totals(
             for slot, delta in summary["merkle"].items():
                 deltas[slot] = (deltas.get(slot, 0) + delta) % MODULUS
     return tuple(journal), deltas
-
-
-class BatchFailed(RuntimeError):
-    """A micro-batch failed; the message says why and what to do."""
-
-    def __init__(self, batch_id: int, cause: BaseException) -> None:
-        super().__init__(
-            f"micro-batch {batch_id} failed: {failure_cause(cause)}. A batch commits in full "
-            "or not at all, and a committed batch id is never committed again: run the "
-            "pipeline again to complete it exactly once."
-        )
-        self.batch_id = batch_id
 
 
 _LOST_CONNECTION = ("psycopg2.OperationalError", "psycopg2.InterfaceError")

@@ -27,13 +27,15 @@ import pyarrow as pa
 from psycopg2 import sql
 from pyspark import TaskContext
 
-from ledger_engine.api import StreamingLedger, Table
 from ledger_engine.audit.merkle import MODULUS, bucket_deltas
-from ledger_engine.commutative import Settled
-from ledger_engine.model import APPLIED, DUPLICATE, REJECTED, Rejection
-from ledger_engine.partition import Executed, NetChange, RowKey
-from ledger_engine.spark.codec import OUTPUT, PICKLE, SUMMARY, batch_of, event_of
-from ledger_engine.spark.execution import EventLine, Task
+from ledger_engine.core.declarations import StreamingLedger, Table
+from ledger_engine.core.records import APPLIED, DUPLICATE, REJECTED, Rejection
+from ledger_engine.core.storable import key_text
+from ledger_engine.core.transaction import Applied, PendingAdd
+from ledger_engine.runtime.parallel.bins import Executed, NetChange, RowKey
+from ledger_engine.runtime.parallel.settle import Settled
+from ledger_engine.runtime.spark.codec import OUTPUT, PICKLE, SUMMARY, batch_of, event_of
+from ledger_engine.runtime.spark.execution import EventLine, Task
 from ledger_engine.store.staging import (
     STAGED_ROWS,
     Stager,
@@ -44,8 +46,6 @@ from ledger_engine.store.staging import (
     net_row,
     rejection_row,
 )
-from ledger_engine.transaction import Applied, PendingAdd
-from ledger_engine.values import key_text
 
 # A batch's keys travel as one array value in PostgreSQL's input form, cast by the key type:
 # psycopg2 sends a list as `ARRAY[k1, k2, ...]`, an expression that PostgreSQL parses and

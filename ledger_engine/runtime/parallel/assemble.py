@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ledger_engine.model import (
+from ledger_engine.core.records import (
     APPLIED,
     DUPLICATE,
     REJECTED,
@@ -32,7 +32,7 @@ from ledger_engine.model import (
     RunResult,
     record,
 )
-from ledger_engine.partition import Executed
+from ledger_engine.runtime.parallel.bins import Executed
 
 Packed = tuple
 

@@ -1,0 +1,78 @@
+"""Every exception the platform raises on purpose, under one base: `LedgerError`.
+
+A caller that wants "anything the ledger refused or could not do" catches `LedgerError`; each
+class also keeps the built-in base its callers caught before (`ValueError` for input that is
+wrong, `RuntimeError` for a state of the world that stops the work), so that both read naturally.
+Grouped by the layer that raises them: declarations, execution, store, pipeline, audit.
+"""
+
+from __future__ import annotations
+
+
+class LedgerError(Exception):
+    """The common base of the platform's own exceptions."""
+
+
+# --- declarations (core) -------------------------------------------------------------------
+
+
+class DeclarationError(LedgerError, ValueError):
+    """A ledger declaration that cannot run; the message names the problem."""
+
+
+# --- execution (core, runtime) ---------------------------------------------------------------
+
+
+class MissingRow(LedgerError, AssertionError):
+    """A transaction touched a row its bin was not given: the schedule is broken."""
+
+
+# --- the system of record (store) -------------------------------------------------------------
+
+
+class SchemaMismatch(LedgerError, RuntimeError):
+    """A declared table has no matching PostgreSQL table, or a declaration changed under
+    stored rows in a way that would lose data."""
+
+
+class MigrationError(LedgerError, RuntimeError):
+    """The database's schema history does not match the migrations the platform has."""
+
+
+class CommitRefused(LedgerError, RuntimeError):
+    """The batch cannot be committed without corrupting the system of record."""
+
+
+class LedgerBusy(LedgerError, RuntimeError):
+    """Another run holds the lease and did not let go within the time allowed to wait."""
+
+
+class Fenced(LedgerError, RuntimeError):
+    """A write of a run whose lease another run has taken since: refused."""
+
+
+class LeaseLost(LedgerError, RuntimeError):
+    """The connection holding the run's lease is gone (the server restarted, or cut it
+    off): the run must stop, since another run may take the lease at any moment."""
+
+
+class InconsistentRequest(LedgerError, RuntimeError):
+    """The stored events of a request id contradict each other (the audits find the cause)."""
+
+
+class LoginError(LedgerError, ValueError):
+    """A login cannot be created as asked (bad name, unknown role, no password, name taken)."""
+
+
+# --- the pipeline -----------------------------------------------------------------------------
+
+
+class BatchFailed(LedgerError, RuntimeError):
+    """A micro-batch failed; the message says why and what to do."""
+
+
+# --- the audits -------------------------------------------------------------------------------
+
+
+class AuditFailed(LedgerError, RuntimeError):
+    """At least one audit check failed; the message lists the failures."""

@@ -1,0 +1,2 @@
+"""The runners behind one contract: the serial reference, the parallel algorithm (in process and on
+Spark)."""
