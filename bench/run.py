@@ -47,10 +47,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from sqlalchemy import create_engine, make_url
 
 from bench.workloads import ADD_PATH, GIANT_COMPONENT, WORKLOADS
+from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.config import PROJECT_ROOT
 from ledger_engine.store.database import connect
 from ledger_engine.store.embedded import start_embedded, to_sqlalchemy_url
 from ledger_engine.store.migrations import migrate
+from ledger_engine.store.schema import apply_declared_schema
 
 RESULTS = PROJECT_ROOT / "bench" / "results"
 SEED_DB = "ledger_bench_seed"
@@ -119,6 +121,7 @@ def seed(server: str, args: argparse.Namespace, work: Path) -> tuple[str, Path]:
     url = database(server, SEED_DB)
     engine = connect(url)
     migrate(engine)
+    apply_declared_schema(engine, build_ledger())
     engine.dispose()
     data = work / "seed-data"
     shutil.rmtree(data, ignore_errors=True)

@@ -318,13 +318,17 @@ def cmd_psql(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_db(settings: Settings, args: argparse.Namespace) -> int:
-    """`ledger db url` prints the database URL; `ledger db stop` stops the embedded server;
-    `ledger db create-login NAME --role reader|writer|auditor` creates a login user."""
+    """`ledger db url` prints the database URL; `ledger db migrate` brings the schema up to date
+    (the core migrations and the ledger's declared tables and views); `ledger db stop` stops
+    the embedded server; `ledger db create-login NAME --role reader|writer|auditor` creates a
+    login user."""
     from ledger_engine.store.database import database_url
     from ledger_engine.store.embedded import stop_embedded
 
     if args.action == "create-login":
         return _create_login(settings, args)
+    if args.action == "migrate":
+        return _migrate(settings)
     if args.action == "url":
         console.print(database_url(settings), soft_wrap=True)
     elif settings.database_url:
@@ -332,6 +336,25 @@ def cmd_db(settings: Settings, args: argparse.Namespace) -> int:
     else:
         stopped = stop_embedded(settings.pgdata)
         console.print("stopped" if stopped else "not running")
+    return 0
+
+
+def _migrate(settings: Settings) -> int:
+    from ledger_engine.apps import load_ledger
+    from ledger_engine.store.database import connect, database_url
+    from ledger_engine.store.migrations import migrate
+    from ledger_engine.store.schema import apply_declared_schema
+
+    ledger = load_ledger(settings.app)
+    engine = connect(database_url(settings))
+    try:
+        core = migrate(engine)
+        declared = apply_declared_schema(engine, ledger)
+    finally:
+        engine.dispose()
+    console.print(f"core migrations applied now: {', '.join(core) or 'none'}", markup=False)
+    generated = f"version {declared}" if declared else "none (up to date)"
+    console.print(f"ledger {ledger.name!r}: generated migration {generated}", markup=False)
     return 0
 
 
@@ -414,7 +437,7 @@ def build_parser() -> argparse.ArgumentParser:
     # Everything after `ledger psql` goes to psql itself (see `main`).
     commands.add_parser("psql", help=cmd_psql.__doc__).set_defaults(handler=cmd_psql)
     db = commands.add_parser("db", help=cmd_db.__doc__)
-    db.add_argument("action", choices=["url", "stop", "create-login"])
+    db.add_argument("action", choices=["url", "migrate", "stop", "create-login"])
     db.add_argument("name", nargs="?", help="create-login: the new login's name")
     db.add_argument("--role", choices=["reader", "writer", "auditor"], help="create-login")
     db.set_defaults(handler=cmd_db)

@@ -8,6 +8,9 @@ Grouped by the layer that raises them: declarations, execution, store, pipeline,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 
 class LedgerError(Exception):
     """The common base of the platform's own exceptions."""
@@ -68,11 +71,25 @@ class LoginError(LedgerError, ValueError):
 
 
 class BatchFailed(LedgerError, RuntimeError):
-    """A micro-batch failed; the message says why and what to do."""
+    """A micro-batch failed; the message says why (`cause`, one line) and what to do."""
+
+    def __init__(self, batch_id: int, cause: str) -> None:
+        super().__init__(
+            f"micro-batch {batch_id} failed: {cause}. A batch commits in full "
+            "or not at all, and a committed batch id is never committed again: run the "
+            "pipeline again to complete it exactly once."
+        )
+        self.batch_id = batch_id
 
 
 # --- the audits -------------------------------------------------------------------------------
 
 
 class AuditFailed(LedgerError, RuntimeError):
-    """At least one audit check failed; the message lists the failures."""
+    """At least one audit check failed; the message lists the failures (`CheckResult`s of
+    `ledger_engine.audit`: each has a suite, a name and findings)."""
+
+    def __init__(self, failures: Sequence[Any]) -> None:
+        lines = [f"{c.suite}: {c.name}: {'; '.join(c.findings[:3])}" for c in failures]
+        super().__init__(f"{len(failures)} audit check(s) failed:\n" + "\n".join(lines))
+        self.failures = list(failures)

@@ -2,7 +2,7 @@
 -- members of one of them (`ledger db create-login NAME --role ...`, ledger_engine.store.roles).
 --
 --   ledger_writer   the engine: exactly the statements of ledger_engine/store and spark/postgres
---   ledger_reader   the views reconciled_balances, account_statements, request_outcomes; nothing else
+--   ledger_reader   the view request_outcomes and the views an application declares; nothing else
 --   ledger_auditor  SELECT on every table and view; writes nothing
 --
 -- Roles belong to the whole server while this file runs once per database, and many databases
@@ -55,10 +55,9 @@ $database$;
 -- (which needs UPDATE or DELETE); the Merkle bucket digests are deleted and re-inserted.
 GRANT SELECT, INSERT ON ledger_batches, ledger_events, ledger_change_log, ledger_results,
     ledger_rejections, ledger_duplicates, ledger_requests TO ledger_writer;
-GRANT SELECT, INSERT, UPDATE, DELETE ON accounts, asset_ledger TO ledger_writer;
 GRANT SELECT, INSERT, DELETE ON ledger_merkle_buckets TO ledger_writer;
 -- Reading adds nothing the writer cannot already read underneath, and `ledger balance` uses it.
-GRANT SELECT ON reconciled_balances, account_statements, request_outcomes TO ledger_writer;
+GRANT SELECT ON request_outcomes TO ledger_writer;
 -- So that a migration run finding nothing to apply can tell so.
 GRANT SELECT ON ledger_schema_migrations TO ledger_writer;
 
@@ -75,10 +74,10 @@ ALTER TABLE ledger_stage_duplicates OWNER TO ledger_writer;
 ALTER TABLE ledger_stage_requests OWNER TO ledger_writer;
 ALTER TABLE ledger_stage_rows OWNER TO ledger_writer;
 
--- The reader: the three views and nothing else. A view reads its tables with its owner's
+-- The reader: the views and nothing else. A view reads its tables with its owner's
 -- rights, so the reader needs no right on them. A later migration that drops and re-creates
 -- one of these views must grant it again (CREATE OR REPLACE VIEW keeps the grants).
-GRANT SELECT ON reconciled_balances, account_statements, request_outcomes TO ledger_reader;
+GRANT SELECT ON request_outcomes TO ledger_reader;
 
 -- Tables, views and sequences that later migrations create (run by the same migrating user)
 -- get the writer's DML and the auditor's SELECT by themselves: a new application's state

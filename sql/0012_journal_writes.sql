@@ -7,9 +7,3 @@
 -- (table_name, key) and 2.7 s for the old one (same machine, same batch).
 DROP INDEX ledger_change_log_row;
 CREATE INDEX ledger_change_log_key ON ledger_change_log USING hash (key);
-
--- The bank's state tables are updated in place, a batch's net changes at a time. Room left
--- on every page lets PostgreSQL keep an updated row on its page (a HOT update), so that the
--- primary key is not touched for a new value. Applies to pages written from now on.
-ALTER TABLE accounts SET (fillfactor = 85);
-ALTER TABLE asset_ledger SET (fillfactor = 85);

@@ -27,6 +27,7 @@ from ledger_engine.store.database import connect
 from ledger_engine.store.embedded import to_sqlalchemy_url
 from ledger_engine.store.lease import run_lease
 from ledger_engine.store.migrations import migrate
+from ledger_engine.store.schema import apply_declared_schema
 
 
 @pytest.fixture(scope="session")
@@ -80,6 +81,7 @@ def _create_database(
         engine = connect(url)
         try:
             migrate(engine)
+            apply_declared_schema(engine, build_ledger())
         finally:
             engine.dispose()
     return url

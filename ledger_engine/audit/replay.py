@@ -46,7 +46,7 @@ from ledger_engine.audit.findings import CheckResult
 from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.core.ingest import parse_line
 from ledger_engine.core.records import Event
-from ledger_engine.store.state import check_state_tables
+from ledger_engine.store.schema import check_declared_schema
 
 from .expected import Line, LineRecord
 from .rederivation import Rederivation
@@ -143,7 +143,7 @@ def replay_checks(
         raise ValueError(f"chunk_lines must be >= 1, got {chunk_lines}")
     started = time.monotonic()
     with read_snapshot(engine) as conn:
-        check_state_tables(conn, ledger)
+        check_declared_schema(conn, ledger)
         batches = batch_rows(conn)
         batch_ids = [row.batch_id for row in batches]
         total = sum(row.ingested for row in batches)

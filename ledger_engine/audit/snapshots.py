@@ -99,7 +99,7 @@ def table_digests(conn: Connection, table: Table, buckets: Iterable[int] | None 
     """The bucket digests of `table` as it is now (bucket -> digest; zero digests left out),
     computed inside PostgreSQL; with `buckets`, only those buckets."""
     rows = sql.SQL("SELECT {}, {} FROM {}").format(
-        _KEY_JSON[table.key_type], _VALUE_JSON[table.value_type], sql.Identifier(table.name)
+        _KEY_JSON[table.key_type], _VALUE_JSON[table.value_type], sql.Identifier(table.sql_name)
     )
     return bucket_digests(conn, rows, buckets)
 
@@ -283,7 +283,7 @@ def key_differences(
     cursor.execute(
         sql.SQL(
             "SELECT key, to_jsonb(value) FROM {} WHERE ledger_merkle_bucket({}) = ANY(%s)"
-        ).format(sql.Identifier(table.name), _KEY_JSON[table.key_type]),
+        ).format(sql.Identifier(table.sql_name), _KEY_JSON[table.key_type]),
         (buckets,),
     )
     found = {_typed_key(table, key): value for key, value in cursor.fetchall()}

@@ -22,20 +22,18 @@ first run, whichever comes first).
 from __future__ import annotations
 
 import inspect
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from ledger_engine.core.naming import label_problem, sql_identifier
 from ledger_engine.core.storable import storable_text
 from ledger_engine.errors import DeclarationError
 
 TransactionFn = Callable[..., None]
 KeyFn = Callable[[Any], Any]
 
-_NAME = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
-_RESERVED_PREFIX = "ledger_"
 _VALUE_TYPES = (int, str, dict)
 _KEY_TYPES = (str, int)
 
@@ -59,12 +57,34 @@ class AccessType(Enum):
 
 @dataclass(frozen=True)
 class Table:
-    """A declared table: keys of `key_type` mapping to values of `value_type`."""
+    """A declared table: keys of `key_type` mapping to values of `value_type`.
+
+    `name` is the label the application chose; `sql_name` the identifier of the PostgreSQL
+    table that stores its rows (`ledger_engine.core.naming`).
+    """
 
     ledger: str
     name: str
     key_type: type
     value_type: type
+    sql_name: str = field(init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sql_name", sql_identifier(self.name))
+
+
+@dataclass(frozen=True)
+class View:
+    """A declared view for people and reports: `query` is a `SELECT` over the ledger's tables
+    (by their `sql_name`) and the platform's views and logs. Readers may query it."""
+
+    ledger: str
+    name: str
+    query: str
+    sql_name: str = field(init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sql_name", sql_identifier(self.name))
 
 
 @dataclass(frozen=True)
@@ -153,13 +173,11 @@ class Stream:
 
 
 def _check_name(kind: str, name: object) -> str:
-    if not isinstance(name, str) or not _NAME.match(name):
-        raise DeclarationError(
-            f"{kind} name {name!r} must be lower case letters, digits and '_', "
-            "starting with a letter, at most 63 characters"
-        )
-    if name.startswith(_RESERVED_PREFIX):
-        raise DeclarationError(f"{kind} name {name!r} may not start with {_RESERVED_PREFIX!r}")
+    """`name` if it can label a `kind`: any non-empty text PostgreSQL can store."""
+    problem = label_problem(kind, name)
+    if problem is not None:
+        raise DeclarationError(problem)
+    assert isinstance(name, str)
     return name
 
 
@@ -169,6 +187,7 @@ class StreamingLedger:
     def __init__(self, name: str) -> None:
         self.name = _check_name("ledger", name)
         self._tables: dict[str, Table] = {}
+        self._views: dict[str, View] = {}
         self._streams: dict[str, _StreamDeclaration] = {}
 
     @classmethod
@@ -190,8 +209,30 @@ class StreamingLedger:
                 f"table {name!r}: value_type must be int, str or dict, not {value_type!r}"
             )
         table = Table(self.name, name, key_type, value_type)
+        for other in self._tables.values():
+            if other.sql_name == table.sql_name:
+                raise DeclarationError(
+                    f"tables {other.name!r} and {name!r} would share the SQL table "
+                    f"{table.sql_name!r}; rename one of them"
+                )
         self._tables[name] = table
         return table
+
+    def declare_view(self, name: str, query: str) -> View:
+        """Declare a view named `name` showing `query` (a `SELECT`); see `View`."""
+        _check_name("view", name)
+        if name in self._views:
+            raise DeclarationError(f"view {name!r} is declared twice")
+        if not isinstance(query, str) or not query.strip() or not storable_text(query):
+            raise DeclarationError(f"view {name!r}: the query must be non-empty SQL text")
+        view = View(self.name, name, query.strip().rstrip(";"))
+        taken = {t.sql_name for t in self._tables.values()} | {
+            v.sql_name for v in self._views.values()
+        }
+        if view.sql_name in taken:
+            raise DeclarationError(f"view {name!r} would share the SQL name {view.sql_name!r}")
+        self._views[name] = view
+        return view
 
     def using_stream(self, stream_name: str) -> _StreamStart:
         """Start declaring the transaction that events of `stream_name` run."""
@@ -206,6 +247,10 @@ class StreamingLedger:
     @property
     def tables(self) -> dict[str, Table]:
         return dict(self._tables)
+
+    @property
+    def views(self) -> dict[str, View]:
+        return dict(self._views)
 
     @property
     def streams(self) -> dict[str, Stream]:

@@ -48,8 +48,8 @@ from ledger_engine.runtime.spark.streaming import run_available_batches
 from ledger_engine.store.commit import StagedBatch, commit_staged, committed_input
 from ledger_engine.store.database import open_store
 from ledger_engine.store.lease import Holder, RunLease, check_fence, run_lease
+from ledger_engine.store.schema import apply_declared_schema
 from ledger_engine.store.staging import JournalPart, clear_staging, dsn_of
-from ledger_engine.store.state import check_state_tables
 
 
 @dataclass(frozen=True)
@@ -309,12 +309,11 @@ def run_pipeline(
     started = time.perf_counter()
     ledger = load_ledger(settings.app)
     store = engine or open_store(settings)
+    apply_declared_schema(store, ledger)
     faults = faults or FaultSwitch.from_setting(settings.fault)
     session: SparkSession | None = spark
     report = PipelineReport()
     try:
-        with store.connect() as conn:
-            check_state_tables(conn, ledger)
         with run_lease(
             store, holder, wait_seconds=settings.run_wait_seconds, on_wait=on_wait
         ) as lease:
@@ -337,7 +336,7 @@ def run_pipeline(
                 try:
                     summary = processor.process(batch_id, frame)
                 except Exception as exc:
-                    failed.append(BatchFailed(batch_id, exc))
+                    failed.append(BatchFailed(batch_id, failure_cause(exc)))
                     raise
                 report.batches.append(summary)
                 if on_batch is not None:

@@ -397,7 +397,7 @@ def _apply_table(cursor: Any, table: Table) -> None:
     the batch read: a row count short of the batch's means the system of record changed
     behind the engine, and the batch is refused (after undoing this table's statements, so
     that the refusal can name the rows)."""
-    ident = sql.Identifier(table.name)
+    ident = sql.Identifier(table.sql_name)
     key, holds_before = _KEY[table.key_type], _HOLDS_BEFORE[table.value_type]
     cursor.execute(sql.SQL("LOCK TABLE {} IN SHARE ROW EXCLUSIVE MODE").format(ident))
     cursor.execute(_NET_KINDS, (table.name,))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy import Engine, create_engine
 
 from ledger_engine.config import Settings
+from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.store.embedded import start_embedded, to_sqlalchemy_url
 
 
@@ -20,12 +21,21 @@ def connect(url: str) -> Engine:
     return create_engine(url, pool_pre_ping=True, future=True)
 
 
-def open_store(settings: Settings, *, keep_embedded_running: bool = True) -> Engine:
-    """Connect to the system of record and bring its schema up to date."""
+def open_store(
+    settings: Settings,
+    ledger: StreamingLedger | None = None,
+    *,
+    keep_embedded_running: bool = True,
+) -> Engine:
+    """Connect to the system of record and bring its schema up to date: the core migrations,
+    and the tables and views `ledger` declares when it is given."""
     from ledger_engine.store.migrations import migrate
+    from ledger_engine.store.schema import apply_declared_schema
 
     engine = connect(database_url(settings, keep_embedded_running=keep_embedded_running))
     migrate(engine)
+    if ledger is not None:
+        apply_declared_schema(engine, ledger)
     return engine
 
 

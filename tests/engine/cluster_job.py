@@ -1,4 +1,6 @@
-"""Run a bank batch with `run_spark` on a Spark master and pickle the `RunResult` to a file.
+"""Run a bank batch, and a batch of a user's own application loaded from its file (which the
+workers can only import if the platform sends it), with `run_spark` on a Spark master, and
+pickle the `RunResult`s to a file.
 
 Used by `test_spark_cluster.py` in a process of its own: a process holds one SparkContext, and
 the test process's belongs to `local[2]`.
@@ -11,8 +13,10 @@ from __future__ import annotations
 import pickle
 import sys
 import time
+from pathlib import Path
 
 from ledger_engine import run_spark
+from ledger_engine.apps import load_ledger
 from ledger_engine.apps.bank.generator import generate_events
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.runtime.spark.batch import ExecutionOptions
@@ -21,6 +25,8 @@ from ledger_engine.runtime.spark.session import build_session
 EVENTS = generate_events(3_000, accounts=200, seed=17, bad_fraction=0.03, duplicate_fraction=0.03)
 OPTIONS = ExecutionOptions(bins=2, rounds=2)
 WORKERS = 2
+USER_APP = f"{Path(__file__).parents[1] / 'support' / 'apps' / 'simple_trade.py'}:build_ledger"
+USER_EVENTS = dict(count=500, accounts=25, seed=9)
 
 
 def registered_executors(spark, wanted: int, timeout: float) -> int:
@@ -41,10 +47,15 @@ def main(master: str, output: str) -> None:
     try:
         executors = registered_executors(spark, WORKERS, timeout=120)
         result = run_spark(spark, build_ledger(), EVENTS, options=OPTIONS)
+        user_ledger = load_ledger(USER_APP)
+        from simple_trade import sample_events  # loaded from its file by load_ledger
+
+        user_events = sample_events(**USER_EVENTS)
+        user_result = run_spark(spark, user_ledger, user_events, options=OPTIONS)
     finally:
         spark.stop()
     with open(output, "wb") as handle:
-        pickle.dump({"executors": executors, "result": result}, handle)
+        pickle.dump({"executors": executors, "result": result, "user_result": user_result}, handle)
 
 
 if __name__ == "__main__":

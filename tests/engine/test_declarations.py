@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ledger_engine import AccessType, DeclarationError, Event, StreamingLedger, run_serial
+from ledger_engine.core.naming import sql_identifier
 
 
 def _key(event: dict) -> str:
@@ -174,10 +175,32 @@ def test_a_function_without_event_and_ctx_is_rejected(ledger):
         ledger.using_stream("hits").apply(no_ctx)
 
 
-@pytest.mark.parametrize("name", ["Counts", "1counts", "with space", "", "ledger_counts"])
-def test_a_malformed_table_name_is_rejected(ledger, name):
+@pytest.mark.parametrize(
+    "name", ["Counts", "1counts", "with space", "ledger_counts", 'O\'Brien "book"', "Übersicht €"]
+)
+def test_any_text_names_a_table(ledger, name):
+    table = ledger.declare_state(name)
+    assert table.name == name
+    assert table.sql_name == sql_identifier(name)
+
+
+@pytest.mark.parametrize("name", ["", 5, None, "with\x00nul", "\ud800", "x" * 1025])
+def test_a_name_that_cannot_be_stored_is_rejected(ledger, name):
     with pytest.raises(DeclarationError, match=r"table name"):
         ledger.declare_state(name)
+
+
+def test_a_ledger_stream_and_view_take_any_text_too():
+    ledger = StreamingLedger.create("simple example")
+    table = ledger.declare_state("Asset Ledger")
+    ledger.using_stream("Deposits: €").apply(_touch).on(
+        table, lambda e: e["k"], "row", AccessType.WRITE
+    )
+    view = ledger.declare_view("Balances, by account", "SELECT 1 AS one")
+    ledger.check()
+    assert ledger.name == "simple example"
+    assert set(ledger.streams) == {"Deposits: €"}
+    assert view.sql_name == sql_identifier("Balances, by account")
 
 
 def test_a_ledger_without_streams_fails_check(ledger):
@@ -209,3 +232,7 @@ def test_a_payload_field_that_is_not_a_usable_name_is_rejected(ledger, name):
     stream = ledger.using_stream("hits").apply(one_row)
     with pytest.raises(DeclarationError, match=r"is not a non-empty string"):
         stream.payload_fields({"k", name})
+
+
+def _touch(event, ctx, row):
+    row.write(1)

@@ -1,5 +1,6 @@
 """`run_spark` on a real Spark standalone cluster: a master and two workers on 127.0.0.1,
-started from the pip-installed pyspark, give the same result as `local[2]`."""
+started from the pip-installed pyspark, give the same result as `local[2]`, for the bank and
+for a user's application in a file of its own that the workers receive from the platform."""
 
 from __future__ import annotations
 
@@ -16,9 +17,10 @@ from pathlib import Path
 
 import pyspark
 import pytest
-from cluster_job import EVENTS, OPTIONS
+from cluster_job import EVENTS, OPTIONS, USER_APP, USER_EVENTS
 
 from ledger_engine import run_serial, run_spark
+from ledger_engine.apps import load_ledger
 from ledger_engine.apps.bank.ledger import build_ledger
 
 SPARK_HOME = Path(pyspark.__file__).parent
@@ -123,3 +125,8 @@ def test_a_batch_on_a_two_worker_cluster_equals_local_two(cluster: str, spark, t
     ledger = build_ledger()
     local = run_spark(spark, ledger, EVENTS, options=OPTIONS)
     assert on_cluster["result"] == local == run_serial(ledger, EVENTS)
+    user_ledger = load_ledger(USER_APP)
+    from simple_trade import sample_events
+
+    user_events = sample_events(**USER_EVENTS)
+    assert on_cluster["user_result"] == run_serial(user_ledger, user_events)

@@ -42,11 +42,3 @@ def test_an_applied_migration_that_changed_is_an_error(
     with pytest.raises(MigrationError, match="changed after it was applied"):
         migrate(engine, sql_dir)
     engine.dispose()
-
-
-def test_every_declared_bank_table_has_a_state_table(engine: Engine) -> None:
-    from ledger_engine.apps.bank.ledger import build_ledger
-    from ledger_engine.store.state import check_state_tables
-
-    with engine.connect() as conn:
-        check_state_tables(conn, build_ledger())  # raises SchemaMismatch if not

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from operator import itemgetter
+from pathlib import Path
 from typing import Any
 
 from ledger_engine.core.declarations import AccessType, StreamingLedger
@@ -36,6 +37,9 @@ from ledger_engine.core.records import INT64_MAX, INT64_MIN, OVERFLOW
 from ledger_engine.core.storable import Problem, brief, is_int
 from ledger_engine.core.transaction import Context, StateAccess
 
+# The bank's views for people and reports, one SELECT per file (`reconciled_balances`, ...).
+VIEWS_DIR = Path(__file__).with_name("views")
+VIEWS = ("reconciled_balances", "account_statements")
 SUCCESS = "SUCCESS"
 REJECT = "REJECT"
 
@@ -161,7 +165,7 @@ OPTIONAL_TRANSFER_FIELDS = frozenset({"min_balance"})
 
 
 def build_ledger() -> StreamingLedger:
-    """The bank ledger: tables, streams and their bindings."""
+    """The bank ledger: tables, streams and their bindings, and the views people query."""
     ledger = StreamingLedger.create("bank")
     accounts = ledger.declare_state("accounts", key_type=str, value_type=int)
     assets = ledger.declare_state("asset_ledger", key_type=str, value_type=int)
@@ -197,5 +201,7 @@ def build_ledger() -> StreamingLedger:
         .payload_fields(LOOKUP_FIELDS)
         .on(accounts, _field("account_id"), "account", AccessType.READ)
     )
+    for view in VIEWS:
+        ledger.declare_view(view, (VIEWS_DIR / f"{view}.sql").read_text(encoding="utf-8"))
     ledger.check()
     return ledger

@@ -47,6 +47,7 @@ from ledger_engine.runtime.spark.execution import (
 )
 from ledger_engine.runtime.spark.profile import task_profile
 from ledger_engine.runtime.spark.settling import SettledSink, pending_by_row, settle_task
+from ledger_engine.runtime.spark.shipping import ship_application
 
 
 class Sources(Protocol):
@@ -118,6 +119,7 @@ class BatchExecutor:
         self, spark: SparkSession, ledger: StreamingLedger, options: ExecutionOptions
     ) -> None:
         ledger.check()
+        ship_application(spark, ledger)  # so that the executors can import its functions
         self.spark = spark
         self.ledger = ledger
         self.options = options

@@ -85,7 +85,7 @@ class PostgresRows:
         with self._connection().cursor() as cursor:
             cursor.execute(
                 sql.SQL("SELECT key, value FROM {} WHERE key = ANY({})").format(
-                    sql.Identifier(table.name), _ARRAY_OF[table.key_type]
+                    sql.Identifier(table.sql_name), _ARRAY_OF[table.key_type]
                 ),
                 (array_value(keys),),
             )

@@ -1,0 +1,267 @@
+"""The schema an application declares: its tables and views, generated and recorded.
+
+Each declared table is stored as a PostgreSQL table `(key, value)` named by its `sql_name`
+(`ledger_engine.core.naming`): `key` is `text` or `bigint`, `value` is `bigint`, `text` or
+`jsonb`, by the declared types. Each declared view is created from its query and granted to
+the readers. The platform compares the declarations with what it recorded in
+`ledger_declared_tables` and `ledger_declared_views` (`sql/0016_declared_schema.sql`), and
+what differs becomes the ledger's next generated migration: one transaction, under the same
+advisory lock as the core migrations, recorded with the exact SQL it ran in
+`ledger_declared_migrations`. So a ledger grows (a new table, a new stream, a changed view)
+by declaring it.
+
+A change that would lose data is refused with `SchemaMismatch`: a table's key or value type
+changed once the table was written (rows in it or entries in the change log). A table no
+longer declared is left as it is, with its rows. A table of the right shape that exists but
+was never recorded (a database migrated before tables were generated) is adopted as it is.
+Identifiers are quoted by `psycopg2.sql.Identifier`; labels are bound as parameters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from psycopg2 import errors, sql
+from sqlalchemy import Connection, Engine
+
+from ledger_engine.core.declarations import StreamingLedger, Table, View
+from ledger_engine.errors import MigrationError, SchemaMismatch
+from ledger_engine.store.migrations import MIGRATION_LOCK
+
+KEY_TYPES: Mapping[type, str] = {str: "text", int: "bigint"}
+VALUE_TYPES: Mapping[type, str] = {int: "bigint", str: "text", dict: "jsonb"}
+# State tables are updated in place, a batch's net changes at a time: room left on every page
+# lets PostgreSQL keep an updated row on its page (a HOT update) without touching the key index.
+_FILLFACTOR = 85
+
+_RECORDED_TABLES = (
+    "SELECT table_name, sql_name, key_type, value_type FROM ledger_declared_tables"
+    " WHERE ledger = %s"
+)
+_RECORDED_VIEWS = "SELECT view_name, checksum FROM ledger_declared_views WHERE ledger = %s"
+_OTHER_LEDGERS = "SELECT DISTINCT ledger FROM ledger_declared_migrations WHERE ledger <> %s"
+_LAST_VERSION = "SELECT max(version) FROM ledger_declared_migrations WHERE ledger = %s"
+_COLUMNS = (
+    "SELECT column_name, data_type FROM information_schema.columns"
+    " WHERE table_schema = current_schema() AND table_name = %s"
+)
+_WRITTEN_LOG = "SELECT EXISTS (SELECT 1 FROM ledger_change_log WHERE table_name = %s)"
+_RECORD_MIGRATION = (
+    "INSERT INTO ledger_declared_migrations (ledger, version, description, statements, checksum)"
+    " VALUES (%s, %s, %s, %s, %s)"
+)
+_RECORD_TABLE = (
+    "INSERT INTO ledger_declared_tables"
+    " (ledger, table_name, sql_name, key_type, value_type, version) VALUES (%s, %s, %s, %s, %s, %s)"
+    " ON CONFLICT (ledger, table_name) DO UPDATE SET key_type = EXCLUDED.key_type,"
+    " value_type = EXCLUDED.value_type, version = EXCLUDED.version"
+)
+_RECORD_VIEW = (
+    "INSERT INTO ledger_declared_views (ledger, view_name, sql_name, checksum, version)"
+    " VALUES (%s, %s, %s, %s, %s)"
+    " ON CONFLICT (ledger, view_name) DO UPDATE SET checksum = EXCLUDED.checksum,"
+    " version = EXCLUDED.version"
+)
+
+
+@dataclass(frozen=True)
+class RecordedTable:
+    """What the system of record says a declared table is stored as."""
+
+    sql_name: str
+    key_type: str
+    value_type: str
+
+
+@dataclass(frozen=True)
+class SchemaChanges:
+    """What the declarations add to the recorded schema: tables new or retyped, views new or
+    changed. Empty when the system of record already matches the declarations."""
+
+    new_tables: tuple[Table, ...] = ()
+    retyped_tables: tuple[tuple[Table, RecordedTable], ...] = ()
+    views: tuple[View, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.new_tables or self.retyped_tables or self.views)
+
+    def description(self) -> str:
+        parts = [f"create table {t.name!r}" for t in self.new_tables]
+        parts += [f"retype empty table {t.name!r}" for t, _ in self.retyped_tables]
+        parts += [f"create view {v.name!r}" for v in self.views]
+        return "; ".join(parts)
+
+
+def view_checksum(view: View) -> str:
+    return hashlib.sha256(view.query.encode("utf-8")).hexdigest()
+
+
+def declared_shape(table: Table) -> tuple[str, str]:
+    """The PostgreSQL types of `table`'s key and value."""
+    return KEY_TYPES[table.key_type], VALUE_TYPES[table.value_type]
+
+
+def schema_changes(
+    ledger: StreamingLedger,
+    recorded_tables: Mapping[str, RecordedTable],
+    recorded_views: Mapping[str, str],
+) -> SchemaChanges:
+    """What differs between `ledger`'s declarations and what was recorded (by label): a pure
+    comparison; whether a retyped table may be changed is for `apply_declared_schema`."""
+    new, retyped = [], []
+    for table in ledger.tables.values():
+        recorded = recorded_tables.get(table.name)
+        if recorded is None:
+            new.append(table)
+        elif (recorded.key_type, recorded.value_type) != declared_shape(table):
+            retyped.append((table, recorded))
+        else:
+            assert recorded.sql_name == table.sql_name, (recorded, table)
+    views = [v for v in ledger.views.values() if recorded_views.get(v.name) != view_checksum(v)]
+    return SchemaChanges(tuple(new), tuple(retyped), tuple(views))
+
+
+def apply_declared_schema(engine: Engine, ledger: StreamingLedger) -> int | None:
+    """Bring the system of record's tables and views up to `ledger`'s declarations; return the
+    version of the generated migration applied now, or `None` if there was nothing to do."""
+    with engine.begin() as conn:
+        cursor = conn.connection.cursor()
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+        _refuse_other_ledgers(cursor, ledger)
+        changes = schema_changes(ledger, *_recorded(cursor, ledger))
+        if not changes:
+            return None
+        cursor.execute(_LAST_VERSION, (ledger.name,))
+        version = (cursor.fetchone()[0] or 0) + 1
+        try:
+            statements = _generate(cursor, changes)
+        except errors.InsufficientPrivilege as error:
+            raise MigrationError(
+                f"ledger {ledger.name!r} needs a schema change ({changes.description()}) that "
+                f"this login may not make ({error.pgerror.strip()}); run `ledger db migrate` "
+                "as the database's owner"
+            ) from error
+        text = ";\n".join(statements) + ";\n"
+        checksum = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        cursor.execute(
+            _RECORD_MIGRATION, (ledger.name, version, changes.description(), text, checksum)
+        )
+        _record(cursor, ledger.name, version, changes)
+    return version
+
+
+def check_declared_schema(conn: Connection, ledger: StreamingLedger) -> None:
+    """Raise `SchemaMismatch` unless the system of record holds `ledger`'s declared tables as
+    declared (a read-only check, for commands that must not change the schema)."""
+    cursor = conn.connection.cursor()
+    changes = schema_changes(ledger, *_recorded(cursor, ledger))
+    if changes.new_tables or changes.retyped_tables:
+        raise SchemaMismatch(
+            f"ledger {ledger.name!r} is not set up in this database ({changes.description()}); "
+            "`ledger run` or `ledger db migrate` creates its tables"
+        )
+
+
+def _recorded(cursor: Any, ledger: StreamingLedger) -> tuple[dict, dict]:
+    cursor.execute(_RECORDED_TABLES, (ledger.name,))
+    tables = {name: RecordedTable(*rest) for name, *rest in cursor.fetchall()}
+    cursor.execute(_RECORDED_VIEWS, (ledger.name,))
+    return tables, dict(cursor.fetchall())
+
+
+def _refuse_other_ledgers(cursor: Any, ledger: StreamingLedger) -> None:
+    # The logs (events, change log, batches) are shared by everything in one schema, so one
+    # schema holds one ledger: another ledger's request ids would be this one's duplicates.
+    cursor.execute(_OTHER_LEDGERS, (ledger.name,))
+    others = [row[0] for row in cursor.fetchall()]
+    if others:
+        raise SchemaMismatch(
+            f"this database already holds ledger {others[0]!r}; ledger {ledger.name!r} "
+            "needs a database of its own"
+        )
+
+
+def _generate(cursor: Any, changes: SchemaChanges) -> list[str]:
+    """Run the statements `changes` need and return their text, as run."""
+    statements: list[sql.Composable] = []
+    for table in changes.new_tables:
+        if not _adopt(cursor, table):
+            statements.append(_create_table(table))
+    for table, recorded in changes.retyped_tables:
+        _refuse_written(cursor, table, recorded)
+        statements.append(sql.SQL("DROP TABLE {}").format(sql.Identifier(table.sql_name)))
+        statements.append(_create_table(table))
+    for view in changes.views:
+        name = sql.Identifier(view.sql_name)
+        statements.append(sql.SQL("DROP VIEW IF EXISTS {}").format(name))
+        statements.append(sql.SQL("CREATE VIEW {} AS\n{}").format(name, sql.SQL(view.query)))
+        # The writer reads the views too (`ledger balance`); the auditor's SELECT comes from
+        # the default privileges of sql/0007_roles.sql.
+        statements.append(
+            sql.SQL("GRANT SELECT ON {} TO ledger_reader, ledger_writer").format(name)
+        )
+    texts = []
+    for statement in statements:
+        texts.append(statement.as_string(cursor))
+        cursor.execute(statement)
+    return texts
+
+
+def _create_table(table: Table) -> sql.Composable:
+    key_type, value_type = declared_shape(table)
+    return sql.SQL(
+        "CREATE TABLE {} (key {} PRIMARY KEY, value {} NOT NULL) WITH (fillfactor = {})"
+    ).format(
+        sql.Identifier(table.sql_name),
+        sql.SQL(key_type),
+        sql.SQL(value_type),
+        sql.Literal(_FILLFACTOR),
+    )
+
+
+def _adopt(cursor: Any, table: Table) -> bool:
+    """True if a table of the declared shape already exists under `table.sql_name` (created by
+    an earlier release's core migrations); raise if one of another shape is in the way."""
+    cursor.execute(_COLUMNS, (table.sql_name,))
+    columns = dict(cursor.fetchall())
+    if not columns:
+        return False
+    key_type, value_type = declared_shape(table)
+    if columns != {"key": key_type, "value": value_type}:
+        raise SchemaMismatch(
+            f"table {table.name!r} of ledger {table.ledger!r} needs the PostgreSQL table "
+            f"{table.sql_name!r} with columns key {key_type} and value {value_type}, and a "
+            f"table of that name with columns {columns} is in the way"
+        )
+    return True
+
+
+def _refuse_written(cursor: Any, table: Table, recorded: RecordedTable) -> None:
+    ident = sql.Identifier(table.sql_name)
+    cursor.execute(sql.SQL("SELECT EXISTS (SELECT 1 FROM {})").format(ident))
+    has_rows = cursor.fetchone()[0]
+    cursor.execute(_WRITTEN_LOG, (table.name,))
+    if has_rows or cursor.fetchone()[0]:
+        key_type, value_type = declared_shape(table)
+        raise SchemaMismatch(
+            f"table {table.name!r} of ledger {table.ledger!r} holds key {recorded.key_type} "
+            f"and value {recorded.value_type}, and has been written; the declaration now says "
+            f"key {key_type} and value {value_type}, which would lose or reinterpret its "
+            "data: declare a new table instead (and move the rows with a stream of events)"
+        )
+
+
+def _record(cursor: Any, ledger: str, version: int, changes: SchemaChanges) -> None:
+    tables = [*changes.new_tables, *(t for t, _ in changes.retyped_tables)]
+    for table in tables:
+        key_type, value_type = declared_shape(table)
+        cursor.execute(
+            _RECORD_TABLE, (ledger, table.name, table.sql_name, key_type, value_type, version)
+        )
+    for view in changes.views:
+        cursor.execute(
+            _RECORD_VIEW, (ledger, view.name, view.sql_name, view_checksum(view), version)
+        )
