@@ -104,7 +104,7 @@ def measure(url: str) -> dict[str, Any]:
         for label, action in (
             ("ledger verify", lambda: verify_ledger(engine, ledger)),
             ("replay of the event log", lambda: replay_checks(engine, ledger)),
-            ("Great Expectations", lambda: run_expectations(url, WORK / "expectations")),
+            ("Great Expectations", lambda: run_expectations(url, ledger, WORK / "expectations")),
         ):
             seconds, found = timed(label, action)
             checks += found

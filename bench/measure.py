@@ -297,20 +297,20 @@ def _merged_tasks(profiles) -> dict[str, Any]:
 
 def _postgres(args: argparse.Namespace) -> dict[str, Any]:
     from bench.postgres_alone import run_postgres
-    from ledger_engine.store.staging import dsn_of
+    from ledger_engine.store.database import libpq_url
 
     work = transfers(args.workload, args.size, args.accounts)
-    outcome = run_postgres(dsn_of(args.database_url), work, args.clients)
+    outcome = run_postgres(libpq_url(args.database_url), work, args.clients)
     assert outcome["committed"] + outcome["rejected"] == len(work), "every transfer ended"
     return {**outcome, "applied": outcome["committed"]}
 
 
 def _procedure(args: argparse.Namespace) -> dict[str, Any]:
     from bench.procedure import run_procedure
-    from ledger_engine.store.staging import dsn_of
+    from ledger_engine.store.database import libpq_url
 
     work = transfers(args.workload, args.size, args.accounts)
-    outcome = run_procedure(dsn_of(args.database_url), work)
+    outcome = run_procedure(libpq_url(args.database_url), work)
     assert outcome["applied"] + outcome["rejected"] == len(work), "every transfer ended"
     return outcome
 

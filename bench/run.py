@@ -49,7 +49,7 @@ from sqlalchemy import create_engine, make_url
 from bench.workloads import ADD_PATH, GIANT_COMPONENT, WORKLOADS
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.config import PROJECT_ROOT
-from ledger_engine.store.database import connect
+from ledger_engine.store.database import connect, ledger_url
 from ledger_engine.store.embedded import start_embedded, to_sqlalchemy_url
 from ledger_engine.store.migrations import migrate
 from ledger_engine.store.schema import apply_declared_schema
@@ -93,13 +93,15 @@ def admin(server: str, statement: sql.Composable) -> None:
 
 
 def database(server: str, name: str, template: str | None = None) -> str:
-    """A fresh database (dropped first if it exists), copied from `template` if given."""
+    """The bank's ledger URL (`ledger_url`: the database and the bank's schema) on a fresh
+    database (dropped first if it exists), copied from `template` if given."""
     admin(server, sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
     create = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
     if template:
         create = create + sql.SQL(" TEMPLATE {}").format(sql.Identifier(template))
     admin(server, create)
-    return make_url(server).set(database=name).render_as_string(hide_password=False)
+    url = make_url(server).set(database=name).render_as_string(hide_password=False)
+    return ledger_url(url, build_ledger())
 
 
 def measure(approach: str, options: dict[str, str], work: Path) -> dict[str, Any]:

@@ -306,23 +306,25 @@ def _utc(moment: datetime) -> str:
 
 
 def cmd_psql(settings: Settings, args: argparse.Namespace) -> int:
-    """Open psql (the one shipped with the embedded server) on the system of record."""
+    """Open psql (the one shipped with the embedded server) on the ledger's schema."""
     from pgserver.postgres_server import POSTGRES_BIN_PATH
 
-    from ledger_engine.store.database import database_url
+    from ledger_engine.apps import load_ledger
+    from ledger_engine.store.database import database_url, ledger_url, libpq_url
 
-    url = database_url(settings).replace("postgresql+psycopg2://", "postgresql://")
+    url = libpq_url(ledger_url(database_url(settings), load_ledger(settings.app)))
     psql = str(POSTGRES_BIN_PATH / "psql")
     os.execv(psql, [psql, url, *args.psql_args])
     return 0  # not reached
 
 
 def cmd_db(settings: Settings, args: argparse.Namespace) -> int:
-    """`ledger db url` prints the database URL; `ledger db migrate` brings the schema up to date
-    (the core migrations and the ledger's declared tables and views); `ledger db stop` stops
-    the embedded server; `ledger db create-login NAME --role reader|writer|auditor` creates a
-    login user."""
-    from ledger_engine.store.database import database_url
+    """`ledger db url` prints the ledger's URL (its database and schema); `ledger db migrate`
+    brings its schema up to date (the core migrations and the ledger's declared tables and
+    views); `ledger db stop` stops the embedded server; `ledger db create-login NAME --role
+    reader|writer|auditor` creates a login user."""
+    from ledger_engine.apps import load_ledger
+    from ledger_engine.store.database import database_url, ledger_url
     from ledger_engine.store.embedded import stop_embedded
 
     if args.action == "create-login":
@@ -330,7 +332,7 @@ def cmd_db(settings: Settings, args: argparse.Namespace) -> int:
     if args.action == "migrate":
         return _migrate(settings)
     if args.action == "url":
-        console.print(database_url(settings), soft_wrap=True)
+        console.print(ledger_url(database_url(settings), load_ledger(settings.app)), soft_wrap=True)
     elif settings.database_url:
         console.print("LEDGER_DATABASE_URL is set: no embedded server to stop")
     else:
@@ -341,12 +343,12 @@ def cmd_db(settings: Settings, args: argparse.Namespace) -> int:
 
 def _migrate(settings: Settings) -> int:
     from ledger_engine.apps import load_ledger
-    from ledger_engine.store.database import connect, database_url
+    from ledger_engine.store.database import connect, database_url, ledger_url
     from ledger_engine.store.migrations import migrate
     from ledger_engine.store.schema import apply_declared_schema
 
     ledger = load_ledger(settings.app)
-    engine = connect(database_url(settings))
+    engine = connect(ledger_url(database_url(settings), ledger))
     try:
         core = migrate(engine)
         declared = apply_declared_schema(engine, ledger)

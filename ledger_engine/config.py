@@ -8,6 +8,7 @@
 | `LEDGER_CHECKPOINT` | `$LEDGER_DATA_DIR/checkpoint` | Structured Streaming checkpoint |
 | `LEDGER_PGDATA` | `$LEDGER_DATA_DIR/pgdata` | embedded PostgreSQL's data folder |
 | `LEDGER_REPORTS` | `$LEDGER_DATA_DIR/reports` | audit reports and Data Docs |
+| `LEDGER_EXPECTATIONS` | `<project>/expectations` | Great Expectations projects, one per ledger |
 | `LEDGER_SPARK_MASTER` | `local[*]` | Spark master URL (`spark://host:7077` for a cluster) |
 | `LEDGER_SPARK_DRIVER_HOST` | `127.0.0.1` | host name cluster workers reach the Spark driver by |
 | `LEDGER_SPARK_DRIVER_MEMORY` | `4g` | Spark driver JVM heap (local mode: executors too) |
@@ -48,6 +49,8 @@ class Settings:
     app: str
     run_wait_seconds: float = 300.0
     fault: str | None = None
+    # One Great Expectations project per ledger, in `<expectations>/<the ledger's schema>/gx`.
+    expectations: Path = PROJECT_ROOT / "expectations"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -77,6 +80,7 @@ class Settings:
             app=env.get("LEDGER_APP", "ledger_engine.apps.bank.ledger:build_ledger"),
             run_wait_seconds=run_wait_seconds,
             fault=fault,
+            expectations=Path(env.get("LEDGER_EXPECTATIONS", PROJECT_ROOT / "expectations")),
         )
 
     def with_overrides(self, **changes: object) -> Settings:

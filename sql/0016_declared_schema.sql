@@ -35,3 +35,20 @@ CREATE TABLE ledger_declared_views (
     PRIMARY KEY (ledger, view_name),
     FOREIGN KEY (ledger, version) REFERENCES ledger_declared_migrations
 );
+
+-- Each declared invariant (ledger_engine.core.invariants): the audits evaluate it from this row
+-- with SQL of their own, so that rules are data and never formatted into SQL. `sources` is a
+-- JSON array of {"stream": ..., "field": ...} (field null for a balanced rule).
+CREATE TABLE ledger_declared_invariants (
+    ledger     text NOT NULL,
+    name       text NOT NULL,
+    sql_name   text NOT NULL UNIQUE,
+    kind       text NOT NULL CHECK (kind IN ('minimum', 'conserved', 'balanced')),
+    table_name text NOT NULL,
+    minimum    numeric,
+    sources    jsonb NOT NULL,
+    checksum   text NOT NULL,
+    version    integer NOT NULL,
+    PRIMARY KEY (ledger, name),
+    FOREIGN KEY (ledger, version) REFERENCES ledger_declared_migrations
+);

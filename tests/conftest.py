@@ -3,7 +3,8 @@
 PostgreSQL: the server at `LEDGER_DATABASE_URL` when it is set, otherwise an embedded server
 (`pgserver`) started once for the test session in a temporary folder of its own and stopped
 (and the folder removed) at its end. Every test that asks for `database_url` gets a fresh,
-uniquely named, migrated database of its own, dropped (`WITH (FORCE)`) afterwards.
+uniquely named database of its own, dropped (`WITH (FORCE)`) afterwards, with the bank
+ledger's schema migrated: its URL is the bank's ledger URL (`store.database.ledger_url`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from sqlalchemy import Engine, create_engine, make_url
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.pipeline.job import BatchProcessor, BatchSummary, files_frame
-from ledger_engine.store.database import connect
+from ledger_engine.store.database import connect, ledger_url
 from ledger_engine.store.embedded import to_sqlalchemy_url
 from ledger_engine.store.lease import run_lease
 from ledger_engine.store.migrations import migrate
@@ -76,14 +77,18 @@ def _create_database(
         statement += sql.SQL(" TEMPLATE {}").format(sql.Identifier(source))
     _execute_autocommit(server_url, statement)
     created.append(name)
+    if template is not None:  # the same ledger's schema as the template's
+        return make_url(template).set(database=name).render_as_string(hide_password=False)
     url = make_url(server_url).set(database=name).render_as_string(hide_password=False)
-    if migrated and template is None:
-        engine = connect(url)
-        try:
-            migrate(engine)
-            apply_declared_schema(engine, build_ledger())
-        finally:
-            engine.dispose()
+    if not migrated:
+        return url
+    url = ledger_url(url, build_ledger())
+    engine = connect(url)
+    try:
+        migrate(engine)
+        apply_declared_schema(engine, build_ledger())
+    finally:
+        engine.dispose()
     return url
 
 
@@ -97,7 +102,7 @@ def _drop_databases(server_url: str, created: list[str]) -> None:
 
 @pytest.fixture
 def make_database_url(pg_server_url: str) -> Iterator[Callable[..., str]]:
-    """A factory of fresh databases with the schema of `sql/` applied; each call returns the
+    """A factory of fresh databases with the bank's schema migrated; each call returns the
     SQLAlchemy URL of a new one (`template=url`: a copy of that database, which must have no
     open connections). All are dropped after the test."""
     created: list[str] = []
@@ -120,7 +125,7 @@ def module_database_url(pg_server_url: str) -> Iterator[str]:
 
 @pytest.fixture
 def database_url(make_database_url: Callable[[], str]) -> str:
-    """SQLAlchemy URL of a fresh database with the schema of `sql/` applied, dropped after
+    """The bank's ledger URL on a fresh database with its schema migrated, dropped after
     the test."""
     return make_database_url()
 

@@ -1,25 +1,26 @@
 """The Great Expectations audit of the system of record.
 
-`run_expectations(database_url)` keeps a Great Expectations file context in `expectations/`
-(configuration to commit in `expectations/gx/`; validation results and Data Docs in the
-git-ignored `expectations/gx/uncommitted/`), runs its checkpoint against the given PostgreSQL
-database, builds Data Docs and returns one `CheckResult` per expectation.
+`run_expectations(database_url, ledger)` keeps a Great Expectations file context per ledger
+(the bank's configuration is committed in `expectations/bank/gx/`; validation results and
+Data Docs in the git-ignored `expectations/<ledger>/gx/uncommitted/`), runs its checkpoint
+against the ledger's schema, builds Data Docs and returns one `CheckResult` per expectation.
 
 Everything in the context is created, or brought up to date, by every run; a run that finds it
 current writes no configuration file, so the committed files stay byte-for-byte stable:
 
 - a PostgreSQL data source whose connection string is `${LEDGER_GX_DATABASE_URL}`; the URL is
   handed to the context at run time (its runtime environment) and never written to a file;
-- a query asset `state_rows` holding every row of every state table as
-  `(table_name, key, value)`, with a whole-table batch definition;
-- the suite `ledger_integrity`, the integrity rules of DESIGN.md ("System of record") and of
-  the bank app: each state table equals the fold of its change log, and its change log is an
-  unbroken chain per key; money is conserved (each table's total equals the applied deposits
-  into it, and every applied transfer's changes in each table sum to zero); no balance and no
-  asset amount is below what the bank app allows (0); every ingested event is accounted for
+- a query asset `state_rows` holding every row of every declared table as
+  `(table_name, key, value)` (the value as JSON), with a whole-table batch definition;
+- the suite `ledger_integrity`, the integrity rules of DESIGN.md ("System of record") for any
+  ledger, built from its declarations: each declared table equals the fold of its change log,
+  and its change log is an unbroken chain per key; every ingested event is accounted for
   exactly once (its rejection, duplicate row or executed request id, and nothing of an
   outcome it did not have); request ids are unique among executed events; batch rows are
-  contiguous, their counts equal the rows they describe, and they chain by hash;
+  contiguous, their counts equal the rows they describe, and they chain by hash; and the
+  invariants the application declares (`ledger_engine.core.invariants`: the bank's money is
+  conserved, transfers move nothing, no balance below 0), one expectation each, evaluated by
+  the SQL of `sql/invariant_*.sql` from the rule's row in `ledger_declared_invariants`;
 - a validation definition (that suite on that batch) and the checkpoint `ledger_integrity`,
   which runs it and updates Data Docs.
 
@@ -47,11 +48,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from sqlalchemy import create_engine, make_url
+from sqlalchemy import create_engine
 
 from ledger_engine.audit.findings import CheckResult
+from ledger_engine.audit.sql_files import audit_query
 from ledger_engine.config import PROJECT_ROOT
+from ledger_engine.core.declarations import StreamingLedger, Table
+from ledger_engine.core.invariants import Invariant
 from ledger_engine.store.commit import GENESIS_HASH
+from ledger_engine.store.database import with_session_settings
 from ledger_engine.store.embedded import to_sqlalchemy_url
 
 if TYPE_CHECKING:  # Great Expectations is imported when a run needs it: it is slow to import.
@@ -66,7 +71,9 @@ if TYPE_CHECKING:  # Great Expectations is imported when a run needs it: it is s
     from great_expectations.expectations.expectation import Expectation
 
 SUITE = "great_expectations"  # `CheckResult.suite` of every result of this module
-DEFAULT_PROJECT_ROOT = PROJECT_ROOT / "expectations"
+# The bank's project, committed in the repository (`expectations/bank/gx`); any ledger's is
+# `<LEDGER_EXPECTATIONS>/<its schema>` (`ledger_engine.audit.runner.expectations_project`).
+DEFAULT_PROJECT_ROOT = PROJECT_ROOT / "expectations" / "bank"
 MAX_FINDINGS = 10
 DATA_DOCS_RESULTS_LIMIT = 100  # validation results listed on the Data Docs index page
 
@@ -89,23 +96,6 @@ _CHECK_NAME = "check_name"  # the key of each expectation's short name in its `m
 _RUN_LOCK = threading.Lock()
 
 
-@dataclass(frozen=True)
-class StateTable:
-    """A state table of the bank app and the rules its values follow."""
-
-    name: str
-    label: str  # what one value is, in words
-    deposit_field: str  # the payload field of a deposit that credits this table
-    minimum: int  # the lowest value the app ever leaves in a row
-
-
-STATE_TABLES: tuple[StateTable, ...] = (
-    StateTable("accounts", "account balance", "amount", 0),
-    StateTable("asset_ledger", "asset amount", "asset_amount", 0),
-)
-# The bank app's streams that only move value between rows: each applied one nets to zero in
-# every state table.
-TRANSFER_STREAMS = ("transfers", "fee_transfers")
 # The log tables whose primary key starts with `batch_id` (ledger_requests is tied to its
 # events instead, by the accounting rule).
 BATCH_LOG_TABLES = (
@@ -122,84 +112,29 @@ BATCH_LOG_TABLES = (
 # contains a JOIN; every query that reads `{batch}` here has a JOIN and names it.
 
 
-def state_rows_query(tables: Sequence[StateTable] = STATE_TABLES) -> str:
-    """The query asset: every row of every state table, tagged with its table's name."""
-    return "\nUNION ALL\n".join(
-        f"SELECT '{t.name}' AS table_name, CAST(key AS text) AS key, value FROM {t.name}"
-        for t in tables
-    )
+def state_rows_query(tables: Sequence[Table]) -> str:
+    """The query asset: every row of every declared table as `(table_name, key, value)`, the
+    table's name as declared (read from `ledger_declared_tables`), the key as text and the
+    value as JSON, whatever the declared types."""
+    return "\nUNION ALL\n".join(audit_query("state_rows", table=t.sql_name) for t in tables)
 
 
-def fold_query(table: StateTable) -> str:
+def fold_query(table: Table) -> str:
     """Rows of `table` that differ from the fold of its change log, either way round."""
-    return f"""WITH last_change AS (
-    SELECT DISTINCT ON (c.key) c.key, c.after, c.batch_id, c.position
-    FROM ledger_change_log AS c
-    WHERE c.table_name = '{table.name}'
-    ORDER BY c.key, c.batch_id DESC, c.position DESC, c.seq DESC
-),
-state AS (
-    SELECT s.key, s.value FROM {{batch}} AS s WHERE s.table_name = '{table.name}'
-)
-SELECT COALESCE(state.key, last_change.key) AS key,
-       state.value AS state_value,
-       last_change.after AS change_log_value,
-       last_change.batch_id AS last_change_batch,
-       last_change.position AS last_change_position,
-       CASE
-           WHEN last_change.key IS NULL THEN 'row without change-log entries'
-           WHEN state.key IS NULL THEN 'row missing'
-           WHEN last_change.after IS NULL THEN 'row deleted by the change log still exists'
-           ELSE 'value differs from the change log'
-       END AS problem
-FROM state
-FULL OUTER JOIN last_change ON last_change.key = state.key
-WHERE last_change.key IS NULL
-   OR (state.key IS NULL AND last_change.after IS NOT NULL)
-   OR (state.key IS NOT NULL AND to_jsonb(state.value) IS DISTINCT FROM last_change.after)
-ORDER BY 1
-""".strip()
+    return audit_query("fold", table=table.sql_name)
 
 
-def change_chain_query(table: StateTable) -> str:
+def change_chain_query(table: Table) -> str:
     """Change-log entries of `table` whose `before` is not the `after` of the key's entry
     before them (for a key's first entry: not NULL, as every row starts from nothing). A
     deleted, forged or altered entry breaks the chain at the next one. Reads the log only, so
     it has no `{batch}`."""
-    return f"""SELECT key, batch_id, position, seq,
-       before, previous_after,
-       CASE WHEN nth = 1 THEN 'first change does not start from nothing'
-            ELSE 'before differs from the after of the change before' END AS problem
-FROM (
-    SELECT c.key, c.batch_id, c.position, c.seq, c.before,
-           lag(c.after) OVER w AS previous_after,
-           row_number() OVER w AS nth
-    FROM ledger_change_log AS c
-    WHERE c.table_name = '{table.name}'
-    WINDOW w AS (PARTITION BY c.key ORDER BY c.batch_id, c.position, c.seq)
-) AS chain
-WHERE before IS DISTINCT FROM previous_after
-ORDER BY key, batch_id, position, seq
-""".strip()
+    return audit_query("change_chain", table=table.sql_name)
 
 
-def conservation_query(table: StateTable) -> str:
-    """One row if the total of `table` differs from the applied deposits into it."""
-    return f"""SELECT state.total AS total_{table.name},
-       deposits.total AS applied_deposits_{table.deposit_field},
-       state.total - deposits.total AS difference
-FROM (
-    SELECT COALESCE(SUM(s.value), 0) AS total
-    FROM {{batch}} AS s
-    WHERE s.table_name = '{table.name}'
-) AS state
-CROSS JOIN (
-    SELECT COALESCE(SUM(CAST(e.payload ->> '{table.deposit_field}' AS numeric)), 0) AS total
-    FROM ledger_events AS e
-    WHERE e.stream = 'deposits' AND e.outcome = 'applied'
-) AS deposits
-WHERE state.total <> deposits.total
-""".strip()
+def invariant_query(invariant: Invariant) -> str:
+    """The rows that break a declared invariant (`ledger_engine.core.invariants`)."""
+    return audit_query(f"invariant_{invariant.kind}", invariant=invariant.sql_name)
 
 
 def unique_request_ids_query() -> str:
@@ -219,28 +154,6 @@ FROM executed
 GROUP BY request_id
 HAVING COUNT(*) > 1
 ORDER BY request_id
-""".strip()
-
-
-def transfer_balance_query(table: StateTable) -> str:
-    """Applied transfers whose change-log entries in `table` do not sum to zero: what a
-    transfer takes from one row it gives to another (a fee transfer's fee goes to the fee
-    account, in `accounts` too). A self-transfer's two bindings share one row (DESIGN.md, point
-    3), so it has one entry there, netting to zero by itself. An applied transfer that changed
-    nothing (the bank app answered REJECT) has no entries and no finding; entries removed
-    behind its back are caught by the chain, the fold and the batch counts. Reads the logs
-    only, so it has no `{batch}`."""
-    net = "SUM(COALESCE(CAST(c.after AS numeric), 0) - COALESCE(CAST(c.before AS numeric), 0))"
-    streams = ", ".join(f"'{s}'" for s in TRANSFER_STREAMS)
-    return f"""SELECT e.request_id, e.batch_id, e.position, e.stream,
-       COUNT(*) AS changes,
-       {net} AS net_change
-FROM ledger_events AS e
-JOIN ledger_change_log AS c ON c.batch_id = e.batch_id AND c.position = e.position
-WHERE e.outcome = 'applied' AND e.stream IN ({streams}) AND c.table_name = '{table.name}'
-GROUP BY e.batch_id, e.position, e.request_id, e.stream
-HAVING {net} <> 0
-ORDER BY e.batch_id, e.position
 """.strip()
 
 
@@ -482,12 +395,12 @@ def rule_expectation(rule: str, name: str, query: str, description: str) -> Expe
     )
 
 
-def build_expectations() -> list[Expectation]:
-    """The suite's expectations in report order, each with its short name in `meta`."""
-    import great_expectations as gx
-    from great_expectations.expectations.row_conditions import Column
-
+def build_expectations(ledger: StreamingLedger) -> list[Expectation]:
+    """The suite's expectations in report order, each with its short name in `meta`: the
+    platform's rules for each declared table, then the application's declared invariants,
+    then the rules of the logs."""
     rows = rows_expectation
+    tables = list(ledger.tables.values())
     expectations = [
         rows(
             f"{t.name} equals the fold of its change log",
@@ -496,7 +409,7 @@ def build_expectations() -> list[Expectation]:
             "key's last change-log entry, every key whose last entry is not a deletion has a "
             "row, and no row lacks change-log entries.",
         )
-        for t in STATE_TABLES
+        for t in tables
     ]
     expectations += [
         rows(
@@ -505,36 +418,11 @@ def build_expectations() -> list[Expectation]:
             f"For each key of `{t.name}`, every change-log entry's `before` is the `after` of "
             "the entry before it, and the first starts from nothing.",
         )
-        for t in STATE_TABLES
+        for t in tables
     ]
     expectations += [
-        rows(
-            f"{t.name} total equals applied deposits",
-            conservation_query(t),
-            f"Money is conserved: the sum of `{t.name}` equals the sum of "
-            f"`{t.deposit_field}` over applied deposits.",
-        )
-        for t in STATE_TABLES
-    ]
-    expectations += [
-        rows(
-            f"applied transfers move nothing in {t.name}",
-            transfer_balance_query(t),
-            f"Every applied transfer's change-log entries in `{t.name}` sum to zero (after "
-            "minus before, a missing row counting as 0): it moves value, never creates or "
-            "destroys it.",
-        )
-        for t in STATE_TABLES
-    ]
-    expectations += [
-        gx.expectations.ExpectColumnValuesToBeBetween(
-            column="value",
-            min_value=t.minimum,
-            row_condition=Column("table_name") == t.name,
-            description=f"No {t.label} below {t.minimum}, the lowest the bank app allows.",
-            meta={_CHECK_NAME: f"no {t.label} below {t.minimum}"},
-        )
-        for t in STATE_TABLES
+        rows(i.name, invariant_query(i), f"Declared by the application: {i.describe()}")
+        for i in ledger.invariants.values()
     ]
     expectations += [
         rows(
@@ -603,26 +491,26 @@ class SuiteSpec:
 SITE, RUN_PAGE = "site", "run_page"  # `SuiteSpec.data_docs`
 
 
-def integrity_suite() -> SuiteSpec:
-    """The whole-ledger suite `ledger_integrity`: the full audit's."""
+def integrity_suite(ledger: StreamingLedger) -> SuiteSpec:
+    """The whole-ledger suite `ledger_integrity` of `ledger`: the full audit's."""
     return SuiteSpec(
         SUITE_NAME,
         ASSET_NAME,
-        state_rows_query(),
+        state_rows_query(list(ledger.tables.values())),
         BATCH_DEFINITION_NAME,
         VALIDATION_DEFINITION_NAME,
         CHECKPOINT_NAME,
         RESULT_FORMAT,
-        build_expectations,
+        lambda: build_expectations(ledger),
     )
 
 
 def run_expectations(
-    database_url: str, project_root: Path = DEFAULT_PROJECT_ROOT
+    database_url: str, ledger: StreamingLedger, project_root: Path = DEFAULT_PROJECT_ROOT
 ) -> list[CheckResult]:
-    """Run the `ledger_integrity` checkpoint against `database_url` and build Data Docs
-    (`run_suite` of `integrity_suite()`)."""
-    return run_suite(integrity_suite(), database_url, project_root)
+    """Run the `ledger_integrity` checkpoint of `ledger` against `database_url` (its ledger
+    URL) and build Data Docs (`run_suite` of `integrity_suite(ledger)`)."""
+    return run_suite(integrity_suite(ledger), database_url, project_root)
 
 
 def run_suite(
@@ -665,19 +553,6 @@ def run_suite(
             )
         finally:
             _dispose_engines(context)
-
-
-def with_session_settings(database_url: str, settings: Mapping[str, str]) -> str:
-    """`database_url` whose sessions start with `settings` (PostgreSQL's `options`, `-c
-    name=value` each, after any the URL already gives)."""
-    if not settings:
-        return database_url
-    url = make_url(database_url)
-    given = url.query.get("options", "")
-    if not isinstance(given, str):  # the same option named twice: keep them in order
-        given = " ".join(given)
-    options = " ".join([given, *(f"-c {name}={value}" for name, value in settings.items())])
-    return url.update_query_dict({"options": options.strip()}).render_as_string(hide_password=False)
 
 
 def _check_reachable(database_url: str) -> None:

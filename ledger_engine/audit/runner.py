@@ -29,22 +29,28 @@ from ledger_engine.audit.findings import BATCHES, FULL, AuditReport, AuditScope,
 from ledger_engine.audit.report import write_report
 from ledger_engine.audit.scope import Mark, OpenMark, begin_mark, narrowest, read_scope, record_mark
 from ledger_engine.audit.verify import verify_ledger
-from ledger_engine.config import PROJECT_ROOT, Settings
+from ledger_engine.config import Settings
+from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.errors import AuditFailed
 from ledger_engine.pipeline.faults import DURING_AUDITS, NO_FAULTS, FaultSwitch
-from ledger_engine.store.database import open_store
+from ledger_engine.store.database import ledger_schema, open_store
 
-EXPECTATIONS_ROOT = PROJECT_ROOT / "expectations"
 T = TypeVar("T")
 
 # What one part of an audit covered, and its checks.
 AuditPart = tuple[AuditScope, list[CheckResult]]
 
 
+def expectations_project(settings: Settings, ledger: StreamingLedger) -> Path:
+    """The Great Expectations project of `ledger`: one folder per ledger's schema."""
+    return settings.expectations / ledger_schema(ledger)
+
+
 def snapshot_checks(settings: Settings, engine: Engine | None = None) -> list[CheckResult]:
     """`ledger verify`: the batch hash chain, every table's Merkle tree recomputed from
     PostgreSQL down to the keys that differ, and the batch rows' counts."""
-    return verify_ledger(engine or open_store(settings), load_ledger(settings.app))
+    ledger = load_ledger(settings.app)
+    return verify_ledger(engine or open_store(settings, ledger), ledger, invariants=False)
 
 
 def expectation_checks(
@@ -54,8 +60,10 @@ def expectation_checks(
     Docs)."""
     from ledger_engine.audit.expectations import run_expectations
 
-    engine = engine or open_store(settings)
-    return run_expectations(_url(engine), expectations_root or EXPECTATIONS_ROOT)
+    ledger = load_ledger(settings.app)
+    engine = engine or open_store(settings, ledger)
+    root = expectations_root or expectations_project(settings, ledger)
+    return run_expectations(_url(engine), ledger, root)
 
 
 def merkle_audit(settings: Settings, kind: str, engine: Engine) -> AuditPart:
@@ -79,7 +87,7 @@ def expectations_audit(
         return scope, expectation_checks(settings, engine, expectations_root)
     from ledger_engine.audit.batch_expectations import run_batch_expectations
 
-    root = expectations_root or EXPECTATIONS_ROOT
+    root = expectations_root or expectations_project(settings, load_ledger(settings.app))
     return scope, run_batch_expectations(_url(engine), root)
 
 

@@ -6,28 +6,60 @@ alone, and say exactly where it is not.
 - every table's Merkle tree recomputed in SQL against the recorded roots and bucket digests,
   descending to the keys that differ (`ledger_engine.audit.snapshots`);
 - every batch row's counts against the rows they describe, and no log rows of a batch that
-  has no batch row (the same SQL as the Great Expectations rules of those names).
+  has no batch row (the same SQL as the Great Expectations rules of those names);
+- every invariant the application declares (`ledger_engine.core.invariants`), with the SQL
+  of the Great Expectations rule of its name, over the declared tables' current rows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from sqlalchemy import Engine, Row, text
 
 from ledger_engine.audit.chain import verify_chain
-from ledger_engine.audit.expectations import batch_contiguity_query, batch_counts_query
+from ledger_engine.audit.expectations import (
+    batch_contiguity_query,
+    batch_counts_query,
+    invariant_query,
+    state_rows_query,
+)
 from ledger_engine.audit.findings import CheckResult
 from ledger_engine.audit.snapshots import SUITE, verify_snapshots
 from ledger_engine.core.declarations import StreamingLedger
 
 COUNTS = "batch counts equal the rows they describe"
+INVARIANTS = "invariants"  # `CheckResult.suite` of the declared invariants' checks
 MAX_FINDINGS = 10
 
 
-def verify_ledger(engine: Engine, ledger: StreamingLedger) -> list[CheckResult]:
-    """Every check of `ledger verify`, chain first (it proves the roots the others use)."""
-    return [verify_chain(engine), *verify_snapshots(engine, ledger), verify_counts(engine)]
+def verify_ledger(
+    engine: Engine, ledger: StreamingLedger, *, invariants: bool = True
+) -> list[CheckResult]:
+    """Every check of `ledger verify`, chain first (it proves the roots the others use); the
+    declared invariants last, unless `invariants` is false (a full audit, whose Great
+    Expectations suite checks them already)."""
+    checks = [verify_chain(engine), *verify_snapshots(engine, ledger), verify_counts(engine)]
+    return checks + (verify_invariants(engine, ledger) if invariants else [])
+
+
+def verify_invariants(engine: Engine, ledger: StreamingLedger) -> list[CheckResult]:
+    """One check per declared invariant: the rows that break it, none if it holds."""
+    state_rows = f"({state_rows_query(list(ledger.tables.values()))})"
+    checks = []
+    with engine.connect() as conn:
+        for invariant in ledger.invariants.values():
+            query = invariant_query(invariant).format(batch=state_rows)
+            broken = conn.execute(text(query)).mappings().all()
+            findings = [_finding(row) for row in broken[:MAX_FINDINGS]]
+            if len(broken) > MAX_FINDINGS:
+                findings.append(f"{len(broken) - MAX_FINDINGS} more")
+            checks.append(CheckResult(INVARIANTS, invariant.name, not broken, tuple(findings)))
+    return checks
+
+
+def _finding(row: Mapping[str, object]) -> str:
+    return ", ".join(f"{column} {value}" for column, value in row.items())
 
 
 def verify_counts(engine: Engine) -> CheckResult:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from ledger_engine.core.invariants import Invariant, invariant_problem
 from ledger_engine.core.naming import label_problem, sql_identifier
 from ledger_engine.core.storable import storable_text
 from ledger_engine.errors import DeclarationError
@@ -188,6 +189,7 @@ class StreamingLedger:
         self.name = _check_name("ledger", name)
         self._tables: dict[str, Table] = {}
         self._views: dict[str, View] = {}
+        self._invariants: dict[str, Invariant] = {}
         self._streams: dict[str, _StreamDeclaration] = {}
 
     @classmethod
@@ -234,6 +236,30 @@ class StreamingLedger:
         self._views[name] = view
         return view
 
+    def declare_invariant(self, invariant: Invariant) -> Invariant:
+        """Declare a rule the application's data keeps (`ledger_engine.core.invariants`): the
+        audits check it. Its table must be declared and hold integers; its streams must be
+        declared by the time the ledger is complete."""
+        if not isinstance(invariant, Invariant):
+            raise DeclarationError(f"not an invariant: {invariant!r}")
+        problem = invariant_problem(invariant)
+        if problem is not None:
+            raise DeclarationError(problem)
+        table = self._tables.get(invariant.table)
+        if table is None:
+            raise DeclarationError(
+                f"invariant {invariant.name!r}: unknown table {invariant.table!r}"
+            )
+        if table.value_type is not int:
+            raise DeclarationError(
+                f"invariant {invariant.name!r}: table {table.name!r} does not hold integers"
+            )
+        taken = {i.sql_name for i in self._invariants.values()}
+        if invariant.name in self._invariants or invariant.sql_name in taken:
+            raise DeclarationError(f"invariant {invariant.name!r} is declared twice")
+        self._invariants[invariant.name] = invariant
+        return invariant
+
     def using_stream(self, stream_name: str) -> _StreamStart:
         """Start declaring the transaction that events of `stream_name` run."""
         self._complete_pending()
@@ -253,6 +279,10 @@ class StreamingLedger:
         return dict(self._views)
 
     @property
+    def invariants(self) -> dict[str, Invariant]:
+        return dict(self._invariants)
+
+    @property
     def streams(self) -> dict[str, Stream]:
         """The complete stream declarations; raises `DeclarationError` if one is incomplete."""
         self._complete_pending()
@@ -263,6 +293,26 @@ class StreamingLedger:
         self._complete_pending()
         if not self._streams:
             raise DeclarationError(f"ledger {self.name!r} declares no stream")
+        for invariant in self._invariants.values():
+            self._check_sources(invariant)
+
+    def _check_sources(self, invariant: Invariant) -> None:
+        for stream_name, payload_field in invariant.sources:
+            decl = self._streams.get(stream_name)
+            if decl is None:
+                raise DeclarationError(
+                    f"invariant {invariant.name!r}: unknown stream {stream_name!r}"
+                )
+            fields = decl.stream().fields
+            if (
+                payload_field is not None
+                and fields is not None
+                and (payload_field not in fields.allowed)
+            ):
+                raise DeclarationError(
+                    f"invariant {invariant.name!r}: stream {stream_name!r} has no payload "
+                    f"field {payload_field!r}"
+                )
 
     def _complete_pending(self) -> None:
         for decl in self._streams.values():

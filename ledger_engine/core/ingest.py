@@ -189,3 +189,13 @@ def ingest_files(files: Iterable[tuple[str, bytes]]) -> list[IngestedLine]:
             event, problem = (parsed, None) if isinstance(parsed, Event) else (None, parsed)
             lines.append(IngestedLine(len(lines), path, number, raw, event, problem))
     return lines
+
+
+def event_to_line(event: Event) -> str:
+    """The event as one compact JSON line (no trailing newline).
+
+    The envelope always has the keys ``stream``, ``request_id`` and ``payload``; a missing
+    value is written as ``null``.
+    """
+    envelope = {"stream": event.stream, "request_id": event.request_id, "payload": event.payload}
+    return json.dumps(envelope, separators=(",", ":"), ensure_ascii=False)

@@ -46,10 +46,10 @@ from ledger_engine.runtime.spark.postgres import PostgresSink, PostgresSources
 from ledger_engine.runtime.spark.session import build_session
 from ledger_engine.runtime.spark.streaming import run_available_batches
 from ledger_engine.store.commit import StagedBatch, commit_staged, committed_input
-from ledger_engine.store.database import open_store
+from ledger_engine.store.database import libpq_url, open_store
 from ledger_engine.store.lease import Holder, RunLease, check_fence, run_lease
 from ledger_engine.store.schema import apply_declared_schema
-from ledger_engine.store.staging import JournalPart, clear_staging, dsn_of
+from ledger_engine.store.staging import JournalPart, clear_staging
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ class BatchProcessor:
         self.engine = engine
         self.lease = lease
         self.faults = faults
-        self.dsn = dsn_of(engine.url.render_as_string(hide_password=False))
+        self.dsn = libpq_url(engine.url.render_as_string(hide_password=False))
         self.executor = BatchExecutor(spark, ledger, options or ExecutionOptions())
 
     def process(self, batch_id: int, frame: DataFrame) -> BatchSummary:

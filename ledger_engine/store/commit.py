@@ -37,7 +37,7 @@ from ledger_engine.audit.snapshots import table_digests
 from ledger_engine.core.declarations import StreamingLedger, Table
 from ledger_engine.core.records import APPLIED, DUPLICATE, REJECTED, canonical_hash, canonical_json
 from ledger_engine.errors import CommitRefused
-from ledger_engine.store.lease import check_fence
+from ledger_engine.store.lease import LEDGER_KEY, check_fence
 from ledger_engine.store.staging import (
     JOURNAL_COLUMNS,
     JournalPart,
@@ -122,7 +122,9 @@ def commit_staged(
     _check_writers(batch)  # before the commit lock: it reads only the tasks' reports
     clock.lap("check writers")
     with engine.begin() as conn:
-        conn.execute(text("SELECT pg_advisory_xact_lock(:lock)"), {"lock": _COMMIT_LOCK})
+        conn.execute(
+            text(f"SELECT pg_advisory_xact_lock(:lock, {LEDGER_KEY})"), {"lock": _COMMIT_LOCK}
+        )
         check_fence(conn.connection.cursor(), batch.fence_epoch)
         existing = conn.execute(
             text(

@@ -27,9 +27,13 @@ from sqlalchemy import Engine
 
 from ledger_engine.errors import Fenced, LeaseLost, LedgerBusy
 
-# An arbitrary constant naming "pipeline run" among the platform's advisory locks (which are
-# scoped to one database, so every system of record has its own).
+# An arbitrary constant naming "pipeline run" among the platform's advisory locks. Advisory
+# locks are scoped to a database, and one database may hold several ledgers, one per schema:
+# the lock's second key is the hash of the ledger's schema (`LEDGER_KEY`), so that each ledger
+# has a lease of its own. (Two schemas whose names hash alike would share one: a run waits
+# for the other, which is safe.)
 RUN_LOCK = 7_318_003
+LEDGER_KEY = "hashtext(current_schema())"
 POLL_SECONDS = 0.5
 
 
@@ -136,7 +140,7 @@ def _acquire(
     started = time.monotonic()
     with conn.cursor() as cursor:
         while True:
-            cursor.execute("SELECT pg_try_advisory_lock(%s)", (RUN_LOCK,))
+            cursor.execute(f"SELECT pg_try_advisory_lock(%s, {LEDGER_KEY})", (RUN_LOCK,))
             if cursor.fetchone()[0]:
                 return
             waited = time.monotonic() - started
@@ -183,7 +187,7 @@ def _end_run(conn: Any, lease: RunLease, outcome: str) -> None:
                 " WHERE epoch = %s AND ended_at IS NULL",
                 (outcome, lease.epoch),
             )
-            cursor.execute("SELECT pg_advisory_unlock(%s)", (RUN_LOCK,))
+            cursor.execute(f"SELECT pg_advisory_unlock(%s, {LEDGER_KEY})", (RUN_LOCK,))
     except psycopg2.Error:
         # The connection is gone (the server restarted, or cut us off): so is the lock, and
         # the next run records this one as abandoned.

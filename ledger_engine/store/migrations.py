@@ -12,7 +12,8 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import Engine, text
+from psycopg2 import sql
+from sqlalchemy import Connection, Engine, text
 
 from ledger_engine.config import PROJECT_ROOT
 from ledger_engine.errors import MigrationError
@@ -56,11 +57,26 @@ def migrations(sql_dir: Path = SQL_DIR) -> list[Migration]:
     return [Migration(version, path) for version, path in zip(versions, found, strict=True)]
 
 
+def _create_schema_on_path(conn: Connection) -> None:
+    """Create the schema that the session's `search_path` names first (a ledger's own, see
+    `ledger_engine.store.database`), the first time a ledger is migrated."""
+    if conn.execute(text("SELECT current_schema()")).scalar() is not None:
+        return
+    path = conn.execute(text("SELECT current_setting('search_path')")).scalar()
+    name = path.split(",")[0].strip().strip('"')
+    if not name or name == "$user":
+        raise MigrationError(f"the session's search_path {path!r} names no schema to create")
+    statement = sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(name))
+    conn.connection.cursor().execute(statement)
+    assert conn.execute(text("SELECT current_schema()")).scalar() == name
+
+
 def migrate(engine: Engine, sql_dir: Path = SQL_DIR) -> list[str]:
     """Apply every migration not yet applied; return the versions applied now."""
     applied_now: list[str] = []
     with engine.begin() as conn:
         conn.execute(text("SELECT pg_advisory_xact_lock(:lock)"), {"lock": MIGRATION_LOCK})
+        _create_schema_on_path(conn)
         # Only the schema's owner may create tables: a writer or reader login connecting to an
         # up-to-date database must get past this without touching DDL.
         if conn.execute(text("SELECT to_regclass('ledger_schema_migrations')")).scalar() is None:

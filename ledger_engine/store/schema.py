@@ -3,8 +3,9 @@
 Each declared table is stored as a PostgreSQL table `(key, value)` named by its `sql_name`
 (`ledger_engine.core.naming`): `key` is `text` or `bigint`, `value` is `bigint`, `text` or
 `jsonb`, by the declared types. Each declared view is created from its query and granted to
-the readers. The platform compares the declarations with what it recorded in
-`ledger_declared_tables` and `ledger_declared_views` (`sql/0016_declared_schema.sql`), and
+the readers; each declared invariant is recorded for the audits to evaluate. The platform
+compares the declarations with what it recorded in `ledger_declared_tables`,
+`ledger_declared_views` and `ledger_declared_invariants` (`sql/0016_declared_schema.sql`), and
 what differs becomes the ledger's next generated migration: one transaction, under the same
 advisory lock as the core migrations, recorded with the exact SQL it ran in
 `ledger_declared_migrations`. So a ledger grows (a new table, a new stream, a changed view)
@@ -28,6 +29,8 @@ from psycopg2 import errors, sql
 from sqlalchemy import Connection, Engine
 
 from ledger_engine.core.declarations import StreamingLedger, Table, View
+from ledger_engine.core.invariants import Invariant
+from ledger_engine.core.records import canonical_json
 from ledger_engine.errors import MigrationError, SchemaMismatch
 from ledger_engine.store.migrations import MIGRATION_LOCK
 
@@ -42,6 +45,7 @@ _RECORDED_TABLES = (
     " WHERE ledger = %s"
 )
 _RECORDED_VIEWS = "SELECT view_name, checksum FROM ledger_declared_views WHERE ledger = %s"
+_RECORDED_INVARIANTS = "SELECT name, checksum FROM ledger_declared_invariants WHERE ledger = %s"
 _OTHER_LEDGERS = "SELECT DISTINCT ledger FROM ledger_declared_migrations WHERE ledger <> %s"
 _LAST_VERSION = "SELECT max(version) FROM ledger_declared_migrations WHERE ledger = %s"
 _COLUMNS = (
@@ -58,6 +62,14 @@ _RECORD_TABLE = (
     " (ledger, table_name, sql_name, key_type, value_type, version) VALUES (%s, %s, %s, %s, %s, %s)"
     " ON CONFLICT (ledger, table_name) DO UPDATE SET key_type = EXCLUDED.key_type,"
     " value_type = EXCLUDED.value_type, version = EXCLUDED.version"
+)
+_RECORD_INVARIANT = (
+    "INSERT INTO ledger_declared_invariants"
+    " (ledger, name, sql_name, kind, table_name, minimum, sources, checksum, version)"
+    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+    " ON CONFLICT (ledger, name) DO UPDATE SET kind = EXCLUDED.kind,"
+    " table_name = EXCLUDED.table_name, minimum = EXCLUDED.minimum,"
+    " sources = EXCLUDED.sources, checksum = EXCLUDED.checksum, version = EXCLUDED.version"
 )
 _RECORD_VIEW = (
     "INSERT INTO ledger_declared_views (ledger, view_name, sql_name, checksum, version)"
@@ -78,25 +90,37 @@ class RecordedTable:
 
 @dataclass(frozen=True)
 class SchemaChanges:
-    """What the declarations add to the recorded schema: tables new or retyped, views new or
-    changed. Empty when the system of record already matches the declarations."""
+    """What the declarations add to the recorded schema: tables new or retyped, views and
+    invariants new or changed. Empty when the system of record matches the declarations."""
 
     new_tables: tuple[Table, ...] = ()
     retyped_tables: tuple[tuple[Table, RecordedTable], ...] = ()
     views: tuple[View, ...] = ()
+    invariants: tuple[Invariant, ...] = ()
 
     def __bool__(self) -> bool:
-        return bool(self.new_tables or self.retyped_tables or self.views)
+        return bool(self.new_tables or self.retyped_tables or self.views or self.invariants)
 
     def description(self) -> str:
         parts = [f"create table {t.name!r}" for t in self.new_tables]
         parts += [f"retype empty table {t.name!r}" for t, _ in self.retyped_tables]
         parts += [f"create view {v.name!r}" for v in self.views]
+        parts += [f"record invariant {i.name!r}" for i in self.invariants]
         return "; ".join(parts)
 
 
 def view_checksum(view: View) -> str:
     return hashlib.sha256(view.query.encode("utf-8")).hexdigest()
+
+
+def invariant_sources(invariant: Invariant) -> str:
+    """The invariant's sources as the JSON array `ledger_declared_invariants` keeps."""
+    return canonical_json([{"stream": s, "field": f} for s, f in invariant.sources])
+
+
+def invariant_checksum(invariant: Invariant) -> str:
+    rule = [invariant.kind, invariant.table, invariant.minimum, invariant_sources(invariant)]
+    return hashlib.sha256(canonical_json(rule).encode("utf-8")).hexdigest()
 
 
 def declared_shape(table: Table) -> tuple[str, str]:
@@ -108,6 +132,7 @@ def schema_changes(
     ledger: StreamingLedger,
     recorded_tables: Mapping[str, RecordedTable],
     recorded_views: Mapping[str, str],
+    recorded_invariants: Mapping[str, str],
 ) -> SchemaChanges:
     """What differs between `ledger`'s declarations and what was recorded (by label): a pure
     comparison; whether a retyped table may be changed is for `apply_declared_schema`."""
@@ -121,7 +146,12 @@ def schema_changes(
         else:
             assert recorded.sql_name == table.sql_name, (recorded, table)
     views = [v for v in ledger.views.values() if recorded_views.get(v.name) != view_checksum(v)]
-    return SchemaChanges(tuple(new), tuple(retyped), tuple(views))
+    invariants = [
+        i
+        for i in ledger.invariants.values()
+        if recorded_invariants.get(i.name) != invariant_checksum(i)
+    ]
+    return SchemaChanges(tuple(new), tuple(retyped), tuple(views), tuple(invariants))
 
 
 def apply_declared_schema(engine: Engine, ledger: StreamingLedger) -> int | None:
@@ -144,7 +174,7 @@ def apply_declared_schema(engine: Engine, ledger: StreamingLedger) -> int | None
                 f"this login may not make ({error.pgerror.strip()}); run `ledger db migrate` "
                 "as the database's owner"
             ) from error
-        text = ";\n".join(statements) + ";\n"
+        text = "".join(f"{statement};\n" for statement in statements)
         checksum = hashlib.sha256(text.encode("utf-8")).hexdigest()
         cursor.execute(
             _RECORD_MIGRATION, (ledger.name, version, changes.description(), text, checksum)
@@ -165,22 +195,25 @@ def check_declared_schema(conn: Connection, ledger: StreamingLedger) -> None:
         )
 
 
-def _recorded(cursor: Any, ledger: StreamingLedger) -> tuple[dict, dict]:
+def _recorded(cursor: Any, ledger: StreamingLedger) -> tuple[dict, dict, dict]:
     cursor.execute(_RECORDED_TABLES, (ledger.name,))
     tables = {name: RecordedTable(*rest) for name, *rest in cursor.fetchall()}
     cursor.execute(_RECORDED_VIEWS, (ledger.name,))
-    return tables, dict(cursor.fetchall())
+    views = dict(cursor.fetchall())
+    cursor.execute(_RECORDED_INVARIANTS, (ledger.name,))
+    return tables, views, dict(cursor.fetchall())
 
 
 def _refuse_other_ledgers(cursor: Any, ledger: StreamingLedger) -> None:
     # The logs (events, change log, batches) are shared by everything in one schema, so one
-    # schema holds one ledger: another ledger's request ids would be this one's duplicates.
+    # schema holds one ledger (`ledger_engine.store.database.ledger_url` gives each its own):
+    # another ledger's request ids would be this one's duplicates.
     cursor.execute(_OTHER_LEDGERS, (ledger.name,))
     others = [row[0] for row in cursor.fetchall()]
     if others:
         raise SchemaMismatch(
-            f"this database already holds ledger {others[0]!r}; ledger {ledger.name!r} "
-            "needs a database of its own"
+            f"this schema already holds ledger {others[0]!r}; ledger {ledger.name!r} "
+            "needs a schema of its own (connect through its ledger_url)"
         )
 
 
@@ -264,4 +297,19 @@ def _record(cursor: Any, ledger: str, version: int, changes: SchemaChanges) -> N
     for view in changes.views:
         cursor.execute(
             _RECORD_VIEW, (ledger, view.name, view.sql_name, view_checksum(view), version)
+        )
+    for invariant in changes.invariants:
+        cursor.execute(
+            _RECORD_INVARIANT,
+            (
+                ledger,
+                invariant.name,
+                invariant.sql_name,
+                invariant.kind,
+                invariant.table,
+                invariant.minimum,
+                invariant_sources(invariant),
+                invariant_checksum(invariant),
+                version,
+            ),
         )

@@ -109,11 +109,6 @@ class JournalPart:
         return self.slot.split(":", 1)[0]
 
 
-def dsn_of(url: str) -> str:
-    """A libpq connection string from a SQLAlchemy URL."""
-    return url.replace("postgresql+psycopg2://", "postgresql://", 1)
-
-
 # -- column values -------------------------------------------------------------------------
 
 

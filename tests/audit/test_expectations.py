@@ -17,6 +17,7 @@ import pytest
 from sqlalchemy import Engine, make_url, text
 from sqlalchemy.exc import IntegrityError, OperationalError
 
+from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.audit.expectations import (
     DEFAULT_PROJECT_ROOT,
     SUITE,
@@ -28,6 +29,7 @@ from ledger_engine.pipeline.job import BatchSummary
 from ledger_engine.store.database import connect
 from tests.audit.conftest import commit_bank_workload, jsonl, transfer
 
+LEDGER = build_ledger()
 FOLD_ACCOUNTS = "accounts equals the fold of its change log"
 FOLD_ASSETS = "asset_ledger equals the fold of its change log"
 CHAIN_ACCOUNTS = "accounts change log is an unbroken chain"
@@ -100,7 +102,7 @@ def project_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def audit(database_url: str, project_root: Path) -> dict[str, CheckResult]:
-    results = run_expectations(database_url, project_root)
+    results = run_expectations(database_url, LEDGER, project_root)
     assert [r.name for r in results] == ALL_CHECKS
     assert all(r.suite == SUITE for r in results)
     return {r.name: r for r in results}
@@ -323,7 +325,7 @@ def test_a_negative_value_fails_the_minimum(
     results = audit(ledger_url, project_root)
 
     assert check in failed(results) and fold in failed(results)
-    assert results[check].findings == (f"table_name='{table}', key='{key}', value=-5",)
+    assert results[check].findings == (f"key='{key}', value=-5, minimum=0",)
 
 
 @pytest.mark.parametrize(
@@ -562,7 +564,7 @@ def test_an_unreachable_database_raises_instead_of_failing_every_check(
     missing = make_url(database_url).set(database="ledger_test_no_such_database")
 
     with pytest.raises(OperationalError, match="ledger_test_no_such_database"):
-        run_expectations(missing.render_as_string(hide_password=False), project_root)
+        run_expectations(missing.render_as_string(hide_password=False), LEDGER, project_root)
 
 
 def _committed_files(root: Path) -> dict[str, str]:
@@ -584,7 +586,7 @@ def test_the_committed_context_is_current_and_holds_no_credentials(
     shutil.copytree(committed, copy / "gx", ignore=shutil.ignore_patterns("uncommitted"))
     before = _committed_files(copy)
 
-    results = run_expectations(database_url, copy)
+    results = run_expectations(database_url, LEDGER, copy)
 
     assert results and all(r.passed for r in results)
     assert _committed_files(copy) == before
@@ -609,7 +611,7 @@ def test_a_changed_rule_rewrites_only_that_expectation(database_url: str, tmp_pa
     suite["expectations"][2]["description"] = "an older wording of the rule"
     suite_file.write_text(json.dumps(suite, indent=2), encoding="utf-8")
 
-    assert all(r.passed for r in run_expectations(database_url, root))
+    assert all(r.passed for r in run_expectations(database_url, LEDGER, root))
 
     updated = json.loads(suite_file.read_text(encoding="utf-8"))
     old_ids = [e["id"] for e in suite["expectations"]]
@@ -618,5 +620,5 @@ def test_a_changed_rule_rewrites_only_that_expectation(database_url: str, tmp_pa
     assert new_ids[2] != old_ids[2]
     assert new_ids[:2] + new_ids[3:] == old_ids[:2] + old_ids[3:]
     before = _committed_files(root)
-    run_expectations(database_url, root)
+    run_expectations(database_url, LEDGER, root)
     assert _committed_files(root) == before

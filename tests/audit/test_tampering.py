@@ -120,7 +120,7 @@ def audits(
             with engine.begin() as conn:
                 for statement in statements:
                     conn.execute(text(statement))
-            return verify_ledger(engine, LEDGER), run_expectations(url, project_root)
+            return verify_ledger(engine, LEDGER), run_expectations(url, LEDGER, project_root)
         finally:
             engine.dispose()
 

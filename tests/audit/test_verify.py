@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from sqlalchemy import Engine, text
 
-from ledger_engine.apps.bank.generator import event_to_line, generate_events
+from ledger_engine.apps.bank.generator import generate_events
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.audit.merkle import (
     EMPTY_ROOT,
@@ -22,6 +22,7 @@ from ledger_engine.audit.merkle import (
 from ledger_engine.audit.snapshots import differing_buckets
 from ledger_engine.audit.verify import verify_ledger
 from ledger_engine.cli import main
+from ledger_engine.core.ingest import event_to_line
 from ledger_engine.store.database import connect
 
 LEDGER = build_ledger()
@@ -117,6 +118,7 @@ def test_an_untouched_ledger_passes(ledger_db: Engine) -> None:
         "merkle root of accounts",
         "merkle root of asset_ledger",
         "batch counts equal the rows they describe",
+        *LEDGER.invariants,  # the bank's declared rules, in declaration order
     ]
     assert [c.findings for c in checks if not c.passed] == []
 
@@ -125,7 +127,10 @@ def test_a_changed_balance_is_named_with_its_recorded_and_found_value(ledger_db:
     recorded = value_of(ledger_db, "accounts", "acct-000007")
     tamper(ledger_db, "UPDATE accounts SET value = value + 1 WHERE key = 'acct-000007'")
     findings = failed(ledger_db)
-    assert list(findings) == ["merkle root of accounts"]
+    # The money the update made from nothing breaks the bank's declared conservation too.
+    assert list(findings) == ["merkle root of accounts", "accounts total equals applied deposits"]
+    [conservation] = findings["accounts total equals applied deposits"]
+    assert conservation.endswith("difference 1")
     assert "1 of 4096 buckets differ" in findings["merkle root of accounts"][0]
     assert findings["merkle root of accounts"][1:] == (
         f'table accounts, key "acct-000007": recorded {recorded}, found {recorded + 1}',
@@ -157,7 +162,7 @@ def test_a_balance_changed_with_its_change_log_is_caught_by_the_recorded_digest(
         " ORDER BY batch_id DESC, position DESC, seq DESC LIMIT 1)",
     )
     findings = failed(ledger_db)
-    assert list(findings) == ["merkle root of accounts"]
+    assert list(findings) == ["merkle root of accounts", "accounts total equals applied deposits"]
     assert "1 of 4096 buckets differ" in findings["merkle root of accounts"][0]
     assert findings["merkle root of accounts"][1] == (
         f"table accounts: the change log does not add up to the recorded digest of "
@@ -247,14 +252,18 @@ def test_ledger_verify_replay_reexecutes_the_event_log_too(
     assert main(["verify", "--replay"]) == 0
     out = capsys.readouterr().out
     assert "replay: table accounts" in out and "every check passed" in out
-    # A forged change-log value that leaves every count and the tables alone: only the
-    # re-derivation sees it.
+    # A forged change-log value that leaves every count, the tables and their digests alone:
+    # of `ledger verify`'s checks, only the bank's declared rule that a transfer moves nothing
+    # sees it (the transfer no longer nets to zero); the re-derivation sees it too.
     tamper(
         ledger_db,
         "UPDATE ledger_change_log SET before = to_jsonb(12345) WHERE (batch_id, position, seq)"
         " = (SELECT batch_id, position, seq FROM ledger_change_log"
         " WHERE before IS NOT NULL ORDER BY batch_id, position, seq LIMIT 1)",
     )
-    assert main(["verify"]) == 0
+    assert main(["verify"]) == 1
+    out = capsys.readouterr().out
+    assert "FAILED  invariants: applied transfers move nothing in accounts" in out
+    assert "1 of 10 checks failed" in out
     assert main(["verify", "--replay"]) == 1
     assert "FAILED  replay: change log" in capsys.readouterr().out

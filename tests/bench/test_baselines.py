@@ -22,7 +22,7 @@ from ledger_engine import run_serial
 from ledger_engine.apps.bank.generator import account_id, asset_id
 from ledger_engine.apps.bank.ledger import REJECT, SUCCESS, build_ledger
 from ledger_engine.core.records import RunResult
-from ledger_engine.store.staging import dsn_of
+from ledger_engine.store.database import libpq_url
 
 ACCOUNTS = 50
 SIZE = 400
@@ -109,7 +109,7 @@ def test_plain_loop_ends_where_the_serial_runner_ends(name: str) -> None:
 def test_procedure_ends_where_the_serial_runner_ends(name: str, database_url: str) -> None:
     work = workload(name)
     expected = oracle(work)
-    dsn = dsn_of(database_url)
+    dsn = libpq_url(database_url)
     seed(dsn, opening_state())
     outcome = run_procedure(dsn, work)
     # The procedure's `rejected` are the app's REJECTs (which the engine counts as applied:

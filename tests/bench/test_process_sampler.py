@@ -12,7 +12,7 @@ from pathlib import Path
 import psycopg2
 
 from bench.measure import ProcessSampler
-from ledger_engine.store.staging import dsn_of
+from ledger_engine.store.database import libpq_url
 
 DRIVER = "driver (this process)"
 BACKENDS = "PostgreSQL backends"
@@ -29,7 +29,7 @@ def busy(seconds: float) -> None:
 
 
 def test_each_process_cpu_is_counted_under_its_kind(database_url: str) -> None:
-    conn = psycopg2.connect(dsn_of(database_url))
+    conn = psycopg2.connect(libpq_url(database_url))
     try:
         with ProcessSampler() as sampler, conn.cursor() as cursor:
             busy(0.5)

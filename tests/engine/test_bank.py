@@ -13,8 +13,9 @@ import pytest
 
 from ledger_engine import Event, Result, RunResult, run_serial
 from ledger_engine.apps.bank import generator
-from ledger_engine.apps.bank.generator import event_to_line, generate_events, write_event_files
+from ledger_engine.apps.bank.generator import generate_events, write_event_files
 from ledger_engine.apps.bank.ledger import build_ledger
+from ledger_engine.core.ingest import event_to_line
 
 LEDGER = build_ledger()
 EMPTY = {"accounts": {}, "asset_ledger": {}}

@@ -25,8 +25,9 @@ from ledger_engine.config import PROJECT_ROOT, Settings
 from ledger_engine.errors import Fenced, LeaseLost, LedgerBusy
 from ledger_engine.pipeline.job import run_pipeline
 from ledger_engine.store.commit import StagedBatch, commit_staged
-from ledger_engine.store.lease import RUN_LOCK, run_lease
-from ledger_engine.store.staging import Stager, dsn_of
+from ledger_engine.store.database import libpq_url
+from ledger_engine.store.lease import LEDGER_KEY, RUN_LOCK, run_lease
+from ledger_engine.store.staging import Stager
 from tests.support.database import rows
 
 LEDGER = build_ledger()
@@ -168,7 +169,7 @@ def test_a_killed_holder_frees_the_ledger_for_the_next_run(
 def test_a_run_that_lost_its_lease_can_neither_stage_nor_commit(
     database_url: str, engine: Engine
 ) -> None:
-    dsn = dsn_of(database_url)
+    dsn = libpq_url(database_url)
     with run_lease(engine, "cut off") as stale:
         kill_lease_connection(engine)
         with pytest.raises(LeaseLost, match="was lost"):
@@ -195,7 +196,7 @@ def test_a_write_in_flight_holds_back_the_next_lease_until_it_ends(
     """The fence's share lock: a stale task mid-transaction finishes (its rows are then
     discarded by the next run's first step) before the next run takes its epoch."""
     with run_lease(engine, "first") as first:
-        stager = Stager(dsn_of(database_url), 0, "round0:0", first.epoch)
+        stager = Stager(libpq_url(database_url), 0, "round0:0", first.epoch)
         kill_lease_connection(engine)
         taken: list[int] = []
         second = threading.Thread(
@@ -219,10 +220,10 @@ def test_the_lease_connection_is_a_connection_of_its_own(database_url: str, engi
     with run_lease(engine, "holder") as lease:
         engine.dispose()
         lease.confirm()
-        conn = psycopg2.connect(dsn_of(database_url))
+        conn = psycopg2.connect(libpq_url(database_url))
         try:
             with conn.cursor() as cursor:
-                cursor.execute("SELECT pg_try_advisory_lock(%s)", (RUN_LOCK,))
+                cursor.execute(f"SELECT pg_try_advisory_lock(%s, {LEDGER_KEY})", (RUN_LOCK,))
                 assert cursor.fetchone() == (False,)
         finally:
             conn.close()

@@ -20,9 +20,8 @@ from ledger_engine.config import Settings
 from ledger_engine.errors import BatchFailed
 from ledger_engine.pipeline.faults import BEFORE_COMMIT, DURING_EXECUTION, FaultPlan, FaultSwitch
 from ledger_engine.pipeline.job import run_pipeline
-from ledger_engine.store.database import open_store
+from ledger_engine.store.database import libpq_url, open_store
 from ledger_engine.store.embedded import stop_embedded
-from ledger_engine.store.staging import dsn_of
 from tests.support.database import rows
 
 LEDGER = build_ledger()
@@ -36,7 +35,7 @@ def land(inbox: Path) -> None:
 def terminate_every_other_backend(database_url: str) -> None:
     """What an administrator's `pg_terminate_backend` (or a failover) does to the pipeline's
     connections: every session on the database but this one ends at once."""
-    conn = psycopg2.connect(dsn_of(database_url))
+    conn = psycopg2.connect(libpq_url(database_url))
     try:
         conn.autocommit = True
         with conn.cursor() as cursor:

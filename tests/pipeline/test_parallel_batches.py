@@ -9,8 +9,9 @@ import pytest
 from sqlalchemy import Engine
 
 from ledger_engine import Event, RunResult, run_serial
-from ledger_engine.apps.bank.generator import event_to_line, generate_events
+from ledger_engine.apps.bank.generator import generate_events
 from ledger_engine.apps.bank.ledger import build_ledger
+from ledger_engine.core.ingest import event_to_line
 from ledger_engine.core.records import INT64_MAX
 from ledger_engine.pipeline.job import BatchProcessor, files_frame
 from ledger_engine.runtime.spark.batch import ExecutionOptions

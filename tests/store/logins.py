@@ -15,9 +15,8 @@ import psycopg2
 from psycopg2 import sql
 from sqlalchemy import Engine, create_engine, make_url
 
-from ledger_engine.store.database import connect
+from ledger_engine.store.database import connect, libpq_url
 from ledger_engine.store.roles import create_login
-from ledger_engine.store.staging import dsn_of
 
 
 @dataclass(frozen=True)
@@ -29,7 +28,7 @@ class Login:
 
     def connect(self) -> psycopg2.extensions.connection:
         """A plain psycopg2 connection as this login (not autocommit)."""
-        return psycopg2.connect(dsn_of(self.url))
+        return psycopg2.connect(libpq_url(self.url))
 
 
 class Logins:

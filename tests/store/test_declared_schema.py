@@ -190,7 +190,7 @@ def test_a_second_ledger_in_one_database_is_refused(core_engine):
     other = StreamingLedger.create("another")
     table = other.declare_state("things")
     other.using_stream("puts").apply(_put).on(table, lambda e: e["key"], "row", AccessType.WRITE)
-    with pytest.raises(SchemaMismatch, match=r"already holds ledger 'simple example'"):
+    with pytest.raises(SchemaMismatch, match=r"schema already holds ledger 'simple example'"):
         apply_declared_schema(core_engine, other)
 
 

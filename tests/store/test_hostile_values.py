@@ -18,13 +18,13 @@ from hypothesis import strategies as st
 from logins import Login, Logins
 from sqlalchemy import Engine
 
-from ledger_engine.apps.bank.generator import event_to_line
 from ledger_engine.apps.bank.ledger import build_ledger
-from ledger_engine.core.ingest import ingest_files
+from ledger_engine.core.ingest import event_to_line, ingest_files
 from ledger_engine.core.records import Event, RunResult
 from ledger_engine.runtime.serial import run_serial
 from ledger_engine.runtime.spark.postgres import array_value
-from ledger_engine.store.staging import Stager, dsn_of, net_row
+from ledger_engine.store.database import libpq_url
+from ledger_engine.store.staging import Stager, net_row
 from tests.support.database import rows
 
 # Different texts, each a valid account id, asset id and request id (at most 1,024 bytes).
@@ -219,7 +219,7 @@ def test_any_storable_text_is_staged_and_read_back_unchanged(
     """The staging writes text through Arrow's CSV writer into COPY: quotes, separators,
     line ends, backslashes, COPY's markers and empty strings (not NULL) survive it. (One
     database for every example: a stager first empties its slot.)"""
-    stager = Stager(dsn_of(engine.url.render_as_string(hide_password=False)), 0, "texts", 0)
+    stager = Stager(libpq_url(engine.url.render_as_string(hide_password=False)), 0, "texts", 0)
     for i, value in enumerate(texts):
         stager.add("ledger_stage_rows", net_row(value, value, i, None, value))
     stager.commit()

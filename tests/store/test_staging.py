@@ -16,6 +16,7 @@ from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.errors import CommitRefused
 from ledger_engine.pipeline.job import BatchProcessor, files_frame
 from ledger_engine.store.commit import StagedBatch, commit_staged
+from ledger_engine.store.database import libpq_url
 from ledger_engine.store.lease import RunLease, run_lease
 from ledger_engine.store.staging import (
     JOURNAL_COLUMNS,
@@ -23,7 +24,6 @@ from ledger_engine.store.staging import (
     JournalPart,
     Stager,
     copy_statement,
-    dsn_of,
     net_row,
 )
 from tests.support.database import rows
@@ -41,7 +41,7 @@ HOSTILE = [
 
 
 def dsn(engine: Engine) -> str:
-    return dsn_of(engine.url.render_as_string(hide_password=False))
+    return libpq_url(engine.url.render_as_string(hide_password=False))
 
 
 @pytest.fixture

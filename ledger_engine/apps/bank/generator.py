@@ -19,13 +19,13 @@ ids like ``req-<seed>-<n>``. The same arguments always give the same events.
 
 from __future__ import annotations
 
-import json
 import os
 import random
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from ledger_engine.core.ingest import event_to_line
 from ledger_engine.core.records import Event
 
 DEPOSITS = "deposits"
@@ -242,16 +242,6 @@ def _retry(rng: random.Random, events: list[Event]) -> Event:
     else:
         payload["note"] = "retry with an edited payload"
     return Event(first.stream, first.request_id, payload)
-
-
-def event_to_line(event: Event) -> str:
-    """The event as one compact JSON line (no trailing newline).
-
-    The envelope always has the keys ``stream``, ``request_id`` and ``payload``; a missing
-    value is written as ``null``.
-    """
-    envelope = {"stream": event.stream, "request_id": event.request_id, "payload": event.payload}
-    return json.dumps(envelope, separators=(",", ":"), ensure_ascii=False)
 
 
 def write_event_files(

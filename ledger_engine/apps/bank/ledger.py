@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ledger_engine.core.declarations import AccessType, StreamingLedger
+from ledger_engine.core.invariants import balanced, conserved, minimum
 from ledger_engine.core.records import INT64_MAX, INT64_MIN, OVERFLOW
 from ledger_engine.core.storable import Problem, brief, is_int
 from ledger_engine.core.transaction import Context, StateAccess
@@ -164,6 +165,23 @@ LOOKUP_FIELDS = frozenset({"account_id"})
 OPTIONAL_TRANSFER_FIELDS = frozenset({"min_balance"})
 
 
+def _declare_rules(ledger: StreamingLedger) -> None:
+    """What the bank's money may do, for the audits: it enters only by deposits, transfers
+    move it without creating any, and no balance or asset amount goes below zero."""
+    tables = (
+        ("accounts", "amount", "account balance"),
+        ("asset_ledger", "asset_amount", "asset amount"),
+    )
+    for table, field, _ in tables:
+        name = f"{table} total equals applied deposits"
+        ledger.declare_invariant(conserved(table, {"deposits": field}, name=name))
+    for table, _, _ in tables:
+        name = f"applied transfers move nothing in {table}"
+        ledger.declare_invariant(balanced(table, ("transfers", "fee_transfers"), name=name))
+    for table, _, unit in tables:
+        ledger.declare_invariant(minimum(table, 0, name=f"no {unit} below 0"))
+
+
 def build_ledger() -> StreamingLedger:
     """The bank ledger: tables, streams and their bindings, and the views people query."""
     ledger = StreamingLedger.create("bank")
@@ -203,5 +221,6 @@ def build_ledger() -> StreamingLedger:
     )
     for view in VIEWS:
         ledger.declare_view(view, (VIEWS_DIR / f"{view}.sql").read_text(encoding="utf-8"))
+    _declare_rules(ledger)
     ledger.check()
     return ledger

@@ -1,0 +1,7 @@
+-- Every row of one declared table, as the state rows every rule reads: the table's name as
+-- the application declared it, the key as text, the value as JSON (whatever its declared type).
+-- {table}: the table's sql_name.
+SELECT d.table_name, CAST(s.key AS text) AS key, to_jsonb(s.value) AS value
+FROM "{table}" AS s
+CROSS JOIN ledger_declared_tables AS d
+WHERE d.sql_name = '{table}'
