@@ -37,8 +37,8 @@ chain, their minimum) share one query, which reads those keys' changes and rows 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -54,32 +54,12 @@ from ledger_engine.audit.expectations import (
 )
 from ledger_engine.audit.findings import CheckResult
 from ledger_engine.audit.session import BATCH_AUDIT_SETTINGS
+from ledger_engine.core.declarations import StreamingLedger, Table
+from ledger_engine.core.invariants import BALANCED, CONSERVED, MINIMUM, Invariant
 from ledger_engine.store.commit import GENESIS_HASH
 
 if TYPE_CHECKING:
     from great_expectations.expectations.expectation import Expectation
-
-
-# NOT YET FROM THE DECLARATIONS: the batch suite still checks the bank's rules, written here,
-# where the full suite (`expectations.py`) evaluates the invariants the ledger declares. The
-# next step of issue 13 evaluates the declared invariants in scope here too.
-@dataclass(frozen=True)
-class StateTable:
-    """A state table of the bank app and the rules its values follow."""
-
-    name: str
-    label: str  # what one value is, in words
-    deposit_field: str  # the payload field of a deposit that credits this table
-    minimum: int  # the lowest value the app ever leaves in a row
-
-
-STATE_TABLES: tuple[StateTable, ...] = (
-    StateTable("accounts", "account balance", "amount", 0),
-    StateTable("asset_ledger", "asset amount", "asset_amount", 0),
-)
-# The bank app's streams that only move value between rows: each applied one nets to zero in
-# every state table.
-TRANSFER_STREAMS = ("transfers", "fee_transfers")
 
 
 SUITE_NAME = "ledger_batch_integrity"
@@ -147,10 +127,38 @@ def _entries(columns: str, first: str = _FIRST) -> str:
 
 # The rules about the keys of a table written in scope, which share one query: each reads a
 # key's changes in order and its row in the state table (`written_keys_query`).
-FOLD, CHAIN, MINIMUM = "fold", "chain", "minimum"
+FOLD, CHAIN = "fold", "chain"
+_IDENTIFIER = re.compile(r"[a-z][a-z0-9_]{0,62}")
 
 
-def written_keys_query(table: StateTable) -> str:
+def _identifier(sql_name: str) -> str:
+    """`sql_name`, checked at the boundary: only identifiers the platform derived (see
+    `ledger_engine.core.naming`) are ever written into a rule's SQL."""
+    if not _IDENTIFIER.fullmatch(sql_name):
+        raise ValueError(f"{sql_name!r} is not an SQL identifier the platform derived")
+    return sql_name
+
+
+def minimum_rule(invariant: Invariant) -> str:
+    """The rule of `written_keys_query` for a declared `minimum` invariant."""
+    return f"minimum {_identifier(invariant.sql_name)}"
+
+
+def _below_minimum(invariant: Invariant) -> str:
+    """A findings branch of `written_keys_query`: written keys below `invariant`'s minimum."""
+    return f"""
+    UNION ALL
+    SELECT '{minimum_rule(invariant)}', w.state_key, 0, 0, 0,
+           json_build_object('key', w.state_key, 'value', w.value, 'minimum', r.minimum)
+    FROM written AS w
+    CROSS JOIN (
+        SELECT r.minimum FROM ledger_declared_invariants AS r
+        WHERE r.sql_name = '{_identifier(invariant.sql_name)}'
+    ) AS r
+    WHERE w.value < r.minimum"""
+
+
+def written_keys_query(table: Table, minimums: Sequence[Invariant] = ()) -> str:
     """Rows (`rule`, `finding`) about the keys of `table` written in scope, for three rules
     (`rows_once.UnexpectedRowsOfRuleExpectation` gives each its own):
 
@@ -158,7 +166,9 @@ def written_keys_query(table: StateTable) -> str:
       their last change in scope: the scope's last batch is the newest in the snapshot the
       rule reads (`{batch}` is read in the same statement), and change-log rows of a later
       batch would have no batch row (the contiguity rule's finding);
-    - `minimum`: keys whose value in `table` is below the lowest the app allows;
+    - `minimum_rule(invariant)`, for each declared `minimum` invariant of `table` (given in
+      `minimums`): keys whose value in `table` is below the invariant's minimum, which the
+      rule reads from `ledger_declared_invariants`;
     - `chain`: changes whose `before` is not the `after` of the key's change before them (for
       a key's first change ever: not NULL). The change before is found, in this order: by a
       window over the key's changes in scope and in the recent batches before it, which the
@@ -175,9 +185,19 @@ def written_keys_query(table: StateTable) -> str:
     key (bytewise: any order groups a key's changes, and it sorts faster than the database's
     collation), one probe of each key's row for both `fold` and `minimum`. A finding is a
     JSON object whose fields are what the rule's finding names, in that order."""
-    name = table.name
+    assert all(m.kind == MINIMUM and m.table == table.name for m in minimums), minimums
+    sql_name = _identifier(table.sql_name)
+    # The table's name as declared, read once: no label is ever written into the SQL.
+    name = "(SELECT declared.table_name FROM declared)"
     columns = "s.table_name, s.key, s.batch_id, s.position, s.seq, s.before, s.after"
+    keys = "ARRAY(SELECT l.key FROM last_changes AS l)"
+    if table.key_type is int:  # the change log keeps keys as text
+        keys = f"CAST({keys} AS bigint[])"
+    below = "".join(_below_minimum(m) for m in minimums)
     return f"""{_SCOPE},
+declared AS MATERIALIZED (
+    SELECT d.table_name FROM ledger_declared_tables AS d WHERE d.sql_name = '{sql_name}'
+),
 pointers AS MATERIALIZED (
     -- The recent batches are read with the scope only when the pointers reach the batch
     -- before it, and when the scope has a batch at all.
@@ -195,7 +215,7 @@ in_scope AS MATERIALIZED (
                row_number() OVER w AS nth,
                lead(c.batch_id) OVER w IS NULL AS last
         FROM {_entries(columns, "(SELECT pointers.read_from FROM pointers)")} AS c
-        WHERE c.table_name = '{name}'
+        WHERE c.table_name = {name}
         WINDOW w AS (PARTITION BY c.key COLLATE "C" ORDER BY c.batch_id, c.position, c.seq)
     ) AS changes
     WHERE changes.batch_id >= {_FIRST}
@@ -204,9 +224,9 @@ last_changes AS MATERIALIZED (
     SELECT i.key, i.after, i.batch_id, i.position FROM in_scope AS i WHERE i.last
 ),
 state_rows AS MATERIALIZED (
-    SELECT t.key, t.value
-    FROM {name} AS t
-    WHERE t.key = ANY (ARRAY(SELECT l.key FROM last_changes AS l))
+    SELECT CAST(t.key AS text) AS key, t.value
+    FROM "{sql_name}" AS t
+    WHERE t.key = ANY ({keys})
 ),
 written AS (
     SELECT l.key, l.after, l.batch_id, l.position, s.key AS state_key, s.value
@@ -229,7 +249,7 @@ pointed AS MATERIALIZED (
         LIMIT 1
     ) AS l ON true
     WHERE (SELECT pointers.current FROM pointers)
-      AND p.table_name = '{name}' AND p.batch_id < {_FIRST}
+      AND p.table_name = {name} AND p.batch_id < {_FIRST}
       AND p.key = ANY (ARRAY(SELECT f.key FROM in_scope AS f WHERE f.nth = 1))
 ),
 looked_up AS MATERIALIZED (
@@ -239,7 +259,7 @@ looked_up AS MATERIALIZED (
     CROSS JOIN LATERAL (
         SELECT c.batch_id, c.position, c.seq, c.after
         FROM ledger_change_log AS c
-        WHERE c.table_name = '{name}' AND c.key = f.key AND c.batch_id < {_FIRST}
+        WHERE c.table_name = {name} AND c.key = f.key AND c.batch_id < {_FIRST}
         ORDER BY c.batch_id DESC, c.position DESC, c.seq DESC
         LIMIT 1
     ) AS c
@@ -285,12 +305,7 @@ findings (rule, key, batch_id, position, seq, finding) AS (
     FROM written AS w
     WHERE (w.state_key IS NULL AND w.after IS NOT NULL)
        OR (w.state_key IS NOT NULL AND to_jsonb(w.value) IS DISTINCT FROM w.after)
-    UNION ALL
-    SELECT '{MINIMUM}', w.state_key, 0, 0, 0,
-           json_build_object('table_name', CAST('{name}' AS text), 'key', w.state_key,
-                             'value', w.value)
-    FROM written AS w
-    WHERE w.value < {table.minimum}
+{below}
     UNION ALL
     SELECT '{CHAIN}', c.key, c.batch_id, c.position, c.seq,
            json_build_object(
@@ -316,78 +331,57 @@ ORDER BY f.rule, f.key, f.batch_id, f.position, f.seq
 _NET = "COALESCE(CAST(c.after AS numeric), 0) - COALESCE(CAST(c.before AS numeric), 0)"
 
 
-def conservation_rule(table: StateTable) -> str:
-    """The rule of `money_in_scope_query` for the deposits into `table`."""
-    return f"conservation {table.name}"
+def conservation_rule(invariant: Invariant) -> str:
+    """The rule of `money_in_scope_query` for a declared `conserved` invariant."""
+    return f"conserved {_identifier(invariant.sql_name)}"
 
 
-def transfers_rule(table: StateTable) -> str:
-    """The rule of `money_in_scope_query` for the transfers in `table`."""
-    return f"transfers {table.name}"
+def balance_rule(invariant: Invariant) -> str:
+    """The rule of `money_in_scope_query` for a declared `balanced` invariant."""
+    return f"balanced {_identifier(invariant.sql_name)}"
 
 
-def money_in_scope_query(tables: Sequence[StateTable] = STATE_TABLES) -> str:
-    """Rows (`rule`, `finding`) of two rules per table of `tables`, which share one query
+def money_in_scope_query(invariants: Sequence[Invariant], tables: Sequence[Table]) -> str:
+    """Rows (`rule`, `finding`) of the declared `conserved` and `balanced` invariants
+    (`invariants`, over `tables`), which share one query
     (`rows_once.UnexpectedRowsOfRuleExpectation` gives each its own):
 
-    - `conservation_rule(table)`: batches in scope whose net change of `table` in the change
-      log (after minus before, a missing row counting as 0) differs from their applied
-      deposits into it: money is conserved batch by batch, so the ledger's total follows its
-      deposits;
-    - `transfers_rule(table)`: applied transfers in scope whose change-log entries in
-      `table` do not sum to zero.
+    - `conservation_rule(invariant)`: batches in scope whose net change of the invariant's
+      table in the change log (after minus before, a missing row counting as 0) differs from
+      the sum of its source fields over the applied events of its source streams: money is
+      conserved batch by batch, so the table's total follows its sources;
+    - `balance_rule(invariant)`: applied events of the invariant's streams in scope whose
+      change-log entries in its table do not sum to zero.
 
     The scope's change-log entries are read once and summed per event in one pass, a count
     and a sum per table (grouping by event alone halves the groups); a batch's sums follow
     from its events'. Only the events whose entries do not net to zero (deposits, mostly)
-    are then looked up, one primary-key probe each, for their stream and outcome; the applied
-    deposits are summed per batch, for every table at once, in one read of the scope's
-    events."""
-    streams = ", ".join(f"'{s}'" for s in TRANSFER_STREAMS)
+    are then looked up, one primary-key probe each, for their stream and outcome; the
+    sources are summed per batch, for every invariant at once, in one read of the scope's
+    events. The invariants' tables, streams and fields are read from
+    `ledger_declared_invariants`: each table is named in the SQL by its position alone."""
+    assert invariants and all(i.kind in (CONSERVED, BALANCED) for i in invariants)
+    index = {t.name: k for k, t in enumerate(tables)}
     sums = ",\n           ".join(
-        f"COUNT(*) FILTER (WHERE c.table_name = '{t.name}') AS changes_{t.name},\n"
-        f"           SUM({_NET}) FILTER (WHERE c.table_name = '{t.name}') AS net_{t.name}"
-        for t in tables
+        f"COUNT(*) FILTER (WHERE c.table_name = {_declared_table(t)}) AS changes_{k},\n"
+        f"           SUM({_NET}) FILTER (WHERE c.table_name = {_declared_table(t)}) AS net_{k}"
+        for k, t in enumerate(tables)
     )
-    moving = " OR ".join(f"n.net_{t.name} <> 0" for t in tables)
-    deposits = ",\n           ".join(
-        f"SUM(CAST(e.payload ->> '{t.deposit_field}' AS numeric)) AS {t.deposit_field}"
-        for t in tables
-    )
-    findings = []
-    for t in tables:
-        field = t.deposit_field
-        findings.append(f"""SELECT '{conservation_rule(t)}', b.batch_id, 0,
-           json_build_object(
-               'batch_id', b.batch_id,
-               'net_change_{t.name}', b.net_change,
-               'applied_deposits_{field}', b.deposits,
-               'difference', b.net_change - b.deposits)
-    FROM (
-        SELECT COALESCE(c.batch_id, d.batch_id) AS batch_id,
-               COALESCE(c.net_change, 0) AS net_change,
-               COALESCE(d.{field}, 0) AS deposits
-        FROM (
-            SELECT n.batch_id, SUM(n.net_{t.name}) AS net_change
-            FROM nets AS n
-            WHERE n.changes_{t.name} > 0
-            GROUP BY n.batch_id
-        ) AS c
-        FULL OUTER JOIN deposits AS d ON d.batch_id = c.batch_id
-    ) AS b
-    WHERE b.net_change <> b.deposits""")
-        findings.append(f"""SELECT '{transfers_rule(t)}', m.batch_id, m.position,
-           json_build_object(
-               'request_id', m.request_id,
-               'batch_id', m.batch_id,
-               'position', m.position,
-               'stream', m.stream,
-               'changes', m.changes_{t.name},
-               'net_change', m.net_{t.name})
-    FROM moved AS m
-    WHERE m.net_{t.name} <> 0""")
+    moving = " OR ".join(f"n.net_{k} <> 0" for k in range(len(tables)))
+    findings = [
+        _conservation_findings(i, index[i.table])
+        if i.kind == CONSERVED
+        else _balance_findings(i, index[i.table])
+        for i in invariants
+    ]
     union = "\n    UNION ALL\n    ".join(findings)
     return f"""{_SCOPE},
+sources AS MATERIALIZED (
+    SELECT r.sql_name AS invariant, r.kind, source.stream, source.field
+    FROM ledger_declared_invariants AS r
+    CROSS JOIN LATERAL jsonb_to_recordset(r.sources) AS source (stream text, field text)
+    WHERE r.kind IN ('{CONSERVED}', '{BALANCED}')
+),
 nets AS MATERIALIZED (
     SELECT c.batch_id, c.position,
            {sums}
@@ -401,17 +395,18 @@ moved AS MATERIALIZED (
         SELECT x.request_id, x.stream
         FROM ledger_events AS x
         WHERE x.batch_id = n.batch_id AND x.position = n.position
-          AND x.outcome = 'applied' AND x.stream IN ({streams})
+          AND x.outcome = 'applied'
+          AND x.stream IN (SELECT s.stream FROM sources AS s WHERE s.kind = '{BALANCED}')
         LIMIT 1
     ) AS e ON true
     WHERE {moving}
 ),
 deposits AS MATERIALIZED (
-    SELECT e.batch_id,
-           {deposits}
+    SELECT e.batch_id, s.invariant, SUM(CAST(e.payload ->> s.field AS numeric)) AS total
     FROM ledger_events AS e
-    WHERE e.batch_id {_IN_SCOPE} AND e.stream = 'deposits' AND e.outcome = 'applied'
-    GROUP BY e.batch_id
+    JOIN sources AS s ON s.stream = e.stream AND s.kind = '{CONSERVED}'
+    WHERE e.batch_id {_IN_SCOPE} AND e.outcome = 'applied'
+    GROUP BY e.batch_id, s.invariant
 ),
 findings (rule, batch_id, position, finding) AS (
     {union}
@@ -420,6 +415,57 @@ SELECT f.rule, f.finding
 FROM findings AS f
 ORDER BY f.rule, f.batch_id, f.position
 """.strip()
+
+
+def _declared_table(table: Table) -> str:
+    """The SQL for `table`'s declared name, read from `ledger_declared_tables` by its
+    identifier (evaluated once per statement)."""
+    return (
+        "(SELECT d.table_name FROM ledger_declared_tables AS d"
+        f" WHERE d.sql_name = '{_identifier(table.sql_name)}')"
+    )
+
+
+def _conservation_findings(invariant: Invariant, k: int) -> str:
+    return f"""SELECT '{conservation_rule(invariant)}', b.batch_id, 0,
+           json_build_object(
+               'batch_id', b.batch_id,
+               'net_change', b.net_change,
+               'sources', b.deposits,
+               'difference', b.net_change - b.deposits)
+    FROM (
+        SELECT COALESCE(c.batch_id, d.batch_id) AS batch_id,
+               COALESCE(c.net_change, 0) AS net_change,
+               COALESCE(d.total, 0) AS deposits
+        FROM (
+            SELECT n.batch_id, SUM(n.net_{k}) AS net_change
+            FROM nets AS n
+            WHERE n.changes_{k} > 0
+            GROUP BY n.batch_id
+        ) AS c
+        FULL OUTER JOIN (
+            SELECT d.batch_id, d.total FROM deposits AS d
+            WHERE d.invariant = '{_identifier(invariant.sql_name)}'
+        ) AS d ON d.batch_id = c.batch_id
+    ) AS b
+    WHERE b.net_change <> b.deposits"""
+
+
+def _balance_findings(invariant: Invariant, k: int) -> str:
+    return f"""SELECT '{balance_rule(invariant)}', m.batch_id, m.position,
+           json_build_object(
+               'request_id', m.request_id,
+               'batch_id', m.batch_id,
+               'position', m.position,
+               'stream', m.stream,
+               'changes', m.changes_{k},
+               'net_change', m.net_{k})
+    FROM moved AS m
+    WHERE m.net_{k} <> 0
+      AND m.stream IN (
+          SELECT s.stream FROM sources AS s
+          WHERE s.invariant = '{_identifier(invariant.sql_name)}'
+      )"""
 
 
 def accounted_in_scope_query() -> str:
@@ -703,63 +749,57 @@ ORDER BY b.batch_id
 # --- The suite -----------------------------------------------------------------------------
 
 
-def build_batch_expectations() -> list[Expectation]:
-    """The batch suite's expectations in report order, each with its short name in `meta`."""
+def build_batch_expectations(ledger: StreamingLedger) -> list[Expectation]:
+    """The batch suite's expectations in report order, each with its short name in `meta`:
+    the platform's rules for each declared table, the declared invariants over the scope,
+    then the rules of the logs."""
     rows = partial(rows_expectation, once=True)
     of_rule = rule_expectation
     scope = "the batches after the last passing audit (the view ledger_audit_scope)"
+    tables = list(ledger.tables.values())
+    invariants = list(ledger.invariants.values())
+    minimums = {
+        t.name: [i for i in invariants if i.kind == MINIMUM and i.table == t.name] for t in tables
+    }
+    written = {t.name: written_keys_query(t, minimums[t.name]) for t in tables}
     expectations = [
         of_rule(
             FOLD,
             f"{t.name} keys written in scope hold their last change",
-            written_keys_query(t),
+            written[t.name],
             f"Each key of `{t.name}` written in {scope} holds the `after` of its last "
             "change-log entry, or has no row if that is NULL.",
         )
-        for t in STATE_TABLES
+        for t in tables
     ]
     expectations += [
         of_rule(
             CHAIN,
             f"{t.name} change log in scope continues its chain",
-            written_keys_query(t),
+            written[t.name],
             f"Each change-log entry of `{t.name}` in {scope} starts from the `after` of the "
             "key's entry before it, found before the scope if need be; a key's first entry "
             "ever starts from nothing.",
         )
-        for t in STATE_TABLES
+        for t in tables
     ]
-    expectations += [
-        of_rule(
-            conservation_rule(t),
-            f"{t.name} changes in scope equal the applied deposits in scope",
-            money_in_scope_query(),
-            f"Money is conserved batch by batch: in each batch of {scope}, the net change of "
-            f"`{t.name}` in the change log equals the `{t.deposit_field}` of its applied "
-            "deposits.",
+    moving = [i for i in invariants if i.kind in (CONSERVED, BALANCED)]
+    money = money_in_scope_query(moving, tables) if moving else ""
+    for invariant in invariants:
+        if invariant.kind == MINIMUM:
+            rule, query = minimum_rule(invariant), written[invariant.table]
+        else:
+            rule = (conservation_rule if invariant.kind == CONSERVED else balance_rule)(invariant)
+            query = money
+        expectations.append(
+            of_rule(
+                rule,
+                f"{invariant.name}, in scope",
+                query,
+                f"Declared by the application, over {scope} (a conserved total batch by "
+                f"batch, a minimum over the keys written): {invariant.describe()}",
+            )
         )
-        for t in STATE_TABLES
-    ]
-    expectations += [
-        of_rule(
-            transfers_rule(t),
-            f"applied transfers in scope move nothing in {t.name}",
-            money_in_scope_query(),
-            f"Every applied transfer of {scope} has change-log entries in `{t.name}` that sum "
-            "to zero (after minus before, a missing row counting as 0).",
-        )
-        for t in STATE_TABLES
-    ]
-    expectations += [
-        of_rule(
-            MINIMUM,
-            f"no {t.label} written in scope below {t.minimum}",
-            written_keys_query(t),
-            f"No key of `{t.name}` written in {scope} holds less than {t.minimum}, the lowest "
-            "the bank app allows.",
-        )
-        for t in STATE_TABLES
-    ]
     expectations += [
         rows(
             "every event in scope is accounted for exactly once",
@@ -797,8 +837,8 @@ def build_batch_expectations() -> list[Expectation]:
     return expectations
 
 
-def batch_integrity_suite() -> SuiteSpec:
-    """The batch audit's suite on the `audit_scope` asset of the same data source."""
+def batch_integrity_suite(ledger: StreamingLedger) -> SuiteSpec:
+    """The batch audit's suite of `ledger` on the `audit_scope` asset of the same data source."""
     return SuiteSpec(
         SUITE_NAME,
         ASSET_NAME,
@@ -807,17 +847,17 @@ def batch_integrity_suite() -> SuiteSpec:
         VALIDATION_DEFINITION_NAME,
         CHECKPOINT_NAME,
         RESULT_FORMAT,
-        build_batch_expectations,
+        lambda: build_batch_expectations(ledger),
         BATCH_AUDIT_SETTINGS,
         RUN_PAGE,
     )
 
 
 def run_batch_expectations(
-    database_url: str, project_root: Path = DEFAULT_PROJECT_ROOT
+    database_url: str, ledger: StreamingLedger, project_root: Path = DEFAULT_PROJECT_ROOT
 ) -> list[CheckResult]:
     """Run the `ledger_batch_integrity` checkpoint against `database_url` and render its Data
     Docs page (see `expectations.run_suite`): the run's page only, which its checks link to.
     The index and the suites' pages are the full audit's to rebuild: rebuilding the index
     reads the latest hundred validation results, a second of every batch audit."""
-    return run_suite(batch_integrity_suite(), database_url, project_root)
+    return run_suite(batch_integrity_suite(ledger), database_url, project_root)

@@ -87,8 +87,9 @@ def expectations_audit(
         return scope, expectation_checks(settings, engine, expectations_root)
     from ledger_engine.audit.batch_expectations import run_batch_expectations
 
-    root = expectations_root or expectations_project(settings, load_ledger(settings.app))
-    return scope, run_batch_expectations(_url(engine), root)
+    ledger = load_ledger(settings.app)
+    root = expectations_root or expectations_project(settings, ledger)
+    return scope, run_batch_expectations(_url(engine), ledger, root)
 
 
 def replay_audit(

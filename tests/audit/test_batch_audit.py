@@ -213,7 +213,7 @@ IN_SCOPE = {
             "batch counts in scope equal the rows they describe": (
                 "batch 1: changes recorded 6, found 5",
             ),
-            "accounts changes in scope equal the applied deposits in scope": (
+            "accounts total equals applied deposits, in scope": (
                 "batch_id=1",
                 "difference=-5",
             ),

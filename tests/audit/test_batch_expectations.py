@@ -16,15 +16,17 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
+from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.audit.batch_expectations import run_batch_expectations
 from ledger_engine.audit.expectations import DEFAULT_PROJECT_ROOT, SUITE
 from ledger_engine.audit.findings import CheckResult
 from ledger_engine.store.database import connect
 from tests.audit.test_expectations import _committed_files
 
+LEDGER = build_ledger()
 FOLD = "accounts keys written in scope hold their last change"
 CHAIN_ACCOUNTS = "accounts change log in scope continues its chain"
-MONEY_ACCOUNTS = "accounts changes in scope equal the applied deposits in scope"
+MONEY_ACCOUNTS = "accounts total equals applied deposits, in scope"
 ACCOUNTED = "every event in scope is accounted for exactly once"
 UNIQUE = "request ids in scope are unique among executed events"
 COUNTS = "batch counts in scope equal the rows they describe"
@@ -34,11 +36,11 @@ ALL_CHECKS = [
     CHAIN_ACCOUNTS,
     "asset_ledger change log in scope continues its chain",
     MONEY_ACCOUNTS,
-    "asset_ledger changes in scope equal the applied deposits in scope",
-    "applied transfers in scope move nothing in accounts",
-    "applied transfers in scope move nothing in asset_ledger",
-    "no account balance written in scope below 0",
-    "no asset amount written in scope below 0",
+    "asset_ledger total equals applied deposits, in scope",
+    "applied transfers move nothing in accounts, in scope",
+    "applied transfers move nothing in asset_ledger, in scope",
+    "no account balance below 0, in scope",
+    "no asset amount below 0, in scope",
     ACCOUNTED,
     UNIQUE,
     "batch rows in scope are contiguous",
@@ -58,7 +60,7 @@ def ledger_url(audited_ledger_url: str, make_database_url: Callable[..., str]) -
 
 
 def audit(url: str, project_root: Path) -> dict[str, CheckResult]:
-    results = run_batch_expectations(url, project_root)
+    results = run_batch_expectations(url, LEDGER, project_root)
     assert [r.name for r in results] == ALL_CHECKS
     assert all(r.suite == SUITE for r in results)
     return {r.name: r for r in results}
@@ -139,7 +141,7 @@ def test_a_key_first_written_in_scope_must_start_from_nothing(ledger_url: str, p
         " problem='first change does not start from nothing'",
     )
     assert results[MONEY_ACCOUNTS].findings == (
-        "batch_id=1, net_change_accounts=2, applied_deposits_amount=5, difference=-3",
+        "batch_id=1, net_change=2, sources=5, difference=-3",
     )
 
 
@@ -155,13 +157,13 @@ def test_an_applied_transfer_that_does_not_net_to_zero_is_named_with_its_entries
 
     results = audit(ledger_url, project_root)
 
-    transfers = "applied transfers in scope move nothing in accounts"
+    transfers = "applied transfers move nothing in accounts, in scope"
     assert failed(results) == {FOLD, MONEY_ACCOUNTS, transfers}
     assert results[transfers].findings == (
         "request_id='t3', batch_id=1, position=2, stream='transfers', changes=2, net_change=1",
     )
     assert results[MONEY_ACCOUNTS].findings == (
-        "batch_id=1, net_change_accounts=6, applied_deposits_amount=5, difference=1",
+        "batch_id=1, net_change=6, sources=5, difference=1",
     )
 
 
@@ -172,9 +174,9 @@ def test_a_key_written_in_scope_below_the_minimum_is_named_with_its_value(
 
     results = audit(ledger_url, project_root)
 
-    minimum = "no account balance written in scope below 0"
+    minimum = "no account balance below 0, in scope"
     assert failed(results) == {FOLD, minimum}
-    assert results[minimum].findings == ("table_name='accounts', key='dave', value=-1",)
+    assert results[minimum].findings == ("key='dave', value=-1, minimum=0",)
     assert results[FOLD].findings == (
         "key='dave', state_value=-1, change_log_value=5, last_change_batch=1,"
         " last_change_position=4, problem='value differs from the change log'",
@@ -239,7 +241,7 @@ def test_the_committed_context_is_current_for_the_batch_suite(database_url: str,
     )
     before = _committed_files(copy)
 
-    results = run_batch_expectations(database_url, copy)
+    results = run_batch_expectations(database_url, LEDGER, copy)
 
     assert results and all(r.passed for r in results)
     assert _committed_files(copy) == before
