@@ -1,0 +1,72 @@
+"""The page's inline style and script, and the Content Security Policy that names them.
+
+Both are files of the package (`static/report.css`, `static/charts.js`) so that they read as
+CSS and JavaScript; every page carries them inline, so that it works offline as one file. The
+policy names each by the sha256 of its inline source (base64, as CSP wants it): the browser
+runs that style and that script and nothing else.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib.resources import files
+
+_PACKAGE = "ledger_engine.audit.report"  # the static files are its package data
+
+# The text of a <style> or <script> element ends at the first `</style` or `</script`, and
+# `<!--` inside a script changes how the browser looks for that end: a static file holding one
+# would spill into the page (and no longer match its hash), so it is refused on reading.
+_ENDS_RAW_TEXT = re.compile(r"</(style|script)|<!--", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class InlineSource:
+    """A static file's text, as inlined into a page."""
+
+    name: str
+    source: str
+
+    @property
+    def csp_hash(self) -> str:
+        """The source's hash as a CSP source expression: 'sha256-<base64>'."""
+        digest = hashlib.sha256(self.source.encode()).digest()
+        return f"'sha256-{base64.b64encode(digest).decode()}'"
+
+
+@dataclass(frozen=True)
+class Assets:
+    """The inline style and script of the report, and the policies that allow only them."""
+
+    style: InlineSource
+    script: InlineSource
+
+    @property
+    def page_policy(self) -> str:
+        """A run's page: only this style and this script may run; nothing is fetched, no other
+        script executes."""
+        return (
+            f"default-src 'none'; style-src {self.style.csp_hash};"
+            f" script-src {self.script.csp_hash}; base-uri 'none'; form-action 'none'"
+        )
+
+    @property
+    def index_policy(self) -> str:
+        """The index: the style only (it has no script)."""
+        return f"default-src 'none'; style-src {self.style.csp_hash}; base-uri 'none'"
+
+
+@cache
+def assets() -> Assets:
+    """The report's style and script, read once from the package's `static/` files."""
+    return Assets(style=_read("report.css"), script=_read("charts.js"))
+
+
+def _read(name: str) -> InlineSource:
+    source = files(_PACKAGE).joinpath("static", name).read_text(encoding="utf-8")
+    if _ENDS_RAW_TEXT.search(source):
+        raise ValueError(f"static/{name} holds </style, </script or <!--: it cannot be inlined")
+    return InlineSource(name, source)

@@ -1,0 +1,321 @@
+"""What the page and the index show, derived from an audit's outcome and the ledger.
+
+The decisions live here (which checks failed and in what order, how many findings a page
+lists, which links it may follow, what a suite is called); the templates only lay them out and
+word them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from itertools import count
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from ledger_engine.audit.findings import FULL, AuditReport, AuditScope, CheckResult
+from ledger_engine.audit.report.formats import MISSING, utc_time
+from ledger_engine.audit.report.naming import page_created
+from ledger_engine.audit.report.queries import BatchRow, LedgerView
+
+MAX_FINDINGS = 10  # findings shown per failed check
+TILE_FAILURES = 5  # failed checks named on a suite's status tile; the rest are counted
+
+# Friendlier titles of the suites this platform runs; any other suite shows under its own name.
+_SUITE_TITLES = {
+    "merkle": "Merkle roots & hash chain",
+    "great_expectations": "Great Expectations",
+    "replay": "Replay",
+    "pipeline": "Pipeline run",
+    "invariants": "Declared invariants",
+}
+_LINK_TEXTS = {"great_expectations": "Data Docs"}
+_LINK_SCHEMES = ("", "file", "http", "https")  # never javascript: or data:
+
+# The index's number columns: (heading, key of the run's summary), in the order shown.
+INDEX_COUNTS = (
+    ("checks", "checks"),
+    ("batches", "batches"),
+    ("events", "ingested"),
+    ("applied", "applied"),
+    ("rejected", "rejected"),
+    ("duplicates", "duplicates"),
+)
+
+
+def suite_title(suite: str) -> str:
+    """What a suite is called on a page."""
+    return _SUITE_TITLES.get(suite, suite.replace("_", " ").capitalize())
+
+
+@dataclass(frozen=True)
+class Link:
+    """A link a page may show: its target and its text."""
+
+    href: str
+    label: str
+
+
+def safe_link(check: CheckResult) -> Link | None:
+    """The check's link, if it has one whose scheme a page may follow."""
+    if not check.link or urlsplit(check.link).scheme.lower() not in _LINK_SCHEMES:
+        return None
+    return Link(check.link, _LINK_TEXTS.get(check.suite, "details"))
+
+
+# --- A run's page --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of the run in counts (the template words it)."""
+
+    passed: bool
+    checks: int
+    failed: int
+
+    @property
+    def state(self) -> str:
+        """The CSS class of the verdict: "pass" or "fail"."""
+        return "pass" if self.passed else "fail"
+
+
+@dataclass(frozen=True)
+class ScopeView:
+    """Which kind of audit this was and the batches it covered, in words."""
+
+    kind: str
+    described: str
+    full: bool
+
+
+@dataclass(frozen=True)
+class CheckView:
+    """One check as a page shows it."""
+
+    check: CheckResult
+    suite_title: str
+    link: Link | None
+    failure: int | None  # its number among the failed checks (the anchor of its findings)
+
+    @property
+    def name(self) -> str:
+        """The check's name."""
+        return self.check.name
+
+    @property
+    def passed(self) -> bool:
+        """Whether the check passed."""
+        return self.check.passed
+
+    @property
+    def findings(self) -> tuple[str, ...]:
+        """Every finding of the check."""
+        return self.check.findings
+
+    @property
+    def first_finding(self) -> str:
+        """The first finding ("" if none was given): what the check's row shows."""
+        return self.check.findings[0] if self.check.findings else ""
+
+    @property
+    def shown_findings(self) -> tuple[str, ...]:
+        """The findings a page lists: the first `MAX_FINDINGS`."""
+        return self.check.findings[:MAX_FINDINGS]
+
+    @property
+    def more_findings(self) -> int:
+        """How many findings are left out of the list."""
+        return len(self.check.findings) - len(self.shown_findings)
+
+
+@dataclass(frozen=True)
+class SuiteView:
+    """A suite's checks, in the order the audit ran them."""
+
+    suite: str
+    title: str
+    checks: list[CheckView]
+
+    @property
+    def failed(self) -> list[CheckView]:
+        """The suite's failed checks."""
+        return [c for c in self.checks if not c.passed]
+
+    @property
+    def named_failures(self) -> list[CheckView]:
+        """The failed checks its status tile names."""
+        return self.failed[:TILE_FAILURES]
+
+    @property
+    def unnamed_failures(self) -> int:
+        """How many failed checks its status tile only counts."""
+        return len(self.failed) - len(self.named_failures)
+
+
+@dataclass(frozen=True)
+class ChainHead:
+    """The newest batch: the head of the batch hash chain, and the Merkle roots it recorded."""
+
+    batch: BatchRow
+    roots: list[tuple[str, str]]  # (table, root), by table
+
+
+@dataclass(frozen=True)
+class PageContext:
+    """Everything a run's page shows."""
+
+    written: datetime
+    verdict: Verdict
+    scope: ScopeView | None
+    suites: list[SuiteView]  # in the order each suite first ran
+    failures: list[CheckView]  # in the order the checks ran
+    figures: list[tuple[str, int]]  # (label, value): the ledger's key figures
+    chain_head: ChainHead | None  # None before the first batch
+    view: LedgerView
+    chart_data: dict[str, Any]  # what the page's script draws
+    chart_grouped: bool  # whether a chart point stands for several consecutive batches
+
+
+def page_context(report: AuditReport, view: LedgerView, created: datetime) -> PageContext:
+    """What the page of `report` shows, with `view` of the ledger, written at `created`."""
+    checks = _check_views(report.checks)
+    failures = [c for c in checks if not c.passed]
+    return PageContext(
+        written=created,
+        verdict=Verdict(report.passed, len(checks), len(failures)),
+        scope=_scope_view(report.scope),
+        suites=_by_suite(checks),
+        failures=failures,
+        figures=_figures(view),
+        chain_head=_chain_head(view),
+        view=view,
+        chart_data=chart_data(view),
+        chart_grouped=any(p.grouped for p in view.throughput),
+    )
+
+
+def _check_views(checks: Iterable[CheckResult]) -> list[CheckView]:
+    """The checks in the order they ran, each failed one numbered in that order."""
+    numbers = count()
+    return [
+        CheckView(
+            check,
+            suite_title(check.suite),
+            safe_link(check),
+            failure=None if check.passed else next(numbers),
+        )
+        for check in checks
+    ]
+
+
+def _by_suite(checks: Iterable[CheckView]) -> list[SuiteView]:
+    """Checks grouped by suite, suites in the order they first appear."""
+    grouped: dict[str, list[CheckView]] = {}
+    for check in checks:
+        grouped.setdefault(check.check.suite, []).append(check)
+    return [SuiteView(suite, suite_title(suite), group) for suite, group in grouped.items()]
+
+
+def _scope_view(scope: AuditScope | None) -> ScopeView | None:
+    if scope is None:
+        return None
+    return ScopeView(scope.kind, scope.describe(), scope.kind == FULL)
+
+
+def _figures(view: LedgerView) -> list[tuple[str, int]]:
+    totals = view.totals
+    return [
+        ("batches", totals.batches),
+        ("events ingested", totals.ingested),
+        ("applied", totals.applied),
+        ("rejected", totals.rejected),
+        ("duplicates", totals.duplicates),
+    ]
+
+
+def _chain_head(view: LedgerView) -> ChainHead | None:
+    if not view.latest:
+        return None
+    head = view.latest[0]
+    roots = sorted(head.merkle_roots.items())
+    return ChainHead(head, [(table, str(root)) for table, root in roots])
+
+
+def chart_data(view: LedgerView) -> dict[str, Any]:
+    """The numbers the page's script draws (static/charts.js reads these keys)."""
+    return {
+        "throughput": [
+            {
+                "first": p.first_batch,
+                "last": p.last_batch,
+                "events": p.events,
+                "seconds": p.seconds,
+                "rate": p.throughput,
+            }
+            for p in view.throughput
+        ],
+        "rejections": [{"reason": r, "events": n} for r, n in view.rejections],
+    }
+
+
+# --- The index -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """A run's row of the index, from the summary written beside its page."""
+
+    passed: bool
+    failed: Any  # as read from the file: a count, or anything else (shown as "—")
+    failed_suites: str  # the titles of the suites with a failed check, or ""
+    counts: list[Any]  # the values of `INDEX_COUNTS`' keys, as read from the file
+    audited: str
+
+
+@dataclass(frozen=True)
+class IndexRow:
+    """One audit run in the index."""
+
+    href: str
+    time: str
+    summary: RunSummary | None  # None for a page written without a summary
+
+
+def index_rows(pages: Sequence[tuple[Path, Mapping[str, Any] | None]]) -> list[IndexRow]:
+    """The index's rows, in the order of `pages`."""
+    return [
+        IndexRow(page.name, _page_time(page), None if found is None else _run_summary(found))
+        for page, found in pages
+    ]
+
+
+def _run_summary(summary: Mapping[str, Any]) -> RunSummary:
+    suites = summary.get("failed_suites", [])
+    return RunSummary(
+        passed=summary["passed"],
+        failed=summary.get("failed"),
+        failed_suites=", ".join(suite_title(s) for s in suites),
+        counts=[summary.get(key) for _, key in INDEX_COUNTS],
+        audited=_audited(summary.get("audit")),
+    )
+
+
+def _page_time(page: Path) -> str:
+    """A page's time, from its name."""
+    created = page_created(page)
+    return utc_time(created) if created else page.stem
+
+
+def _audited(scope: Mapping[str, Any] | None) -> str:
+    """An index cell: the kind of audit and its batches."""
+    if not scope:
+        return MISSING
+    if scope["kind"] == FULL:
+        return "full"
+    first, last = scope["first_batch"], scope["last_batch"]
+    if last < first:
+        return "batches: none new"
+    return f"batch {first}" if first == last else f"batches {first}–{last}"

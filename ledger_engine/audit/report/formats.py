@@ -1,0 +1,70 @@
+"""How numbers, times and counts read on a page: the templates' filters.
+
+Each returns plain text; the templates' autoescaping makes it safe in HTML.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from ledger_engine.audit.report.queries import ThroughputPoint
+
+MISSING = "—"  # a number not known (a summary that lacks it, a rate with no time measured)
+
+
+def thousands(n: int) -> str:
+    """A whole number with thousands separators: 1,234,567."""
+    return f"{n:,}"
+
+
+def seconds(value: float) -> str:
+    """Seconds to the millisecond."""
+    return f"{value:,.3f}"
+
+
+def count_text(count: Any) -> str:
+    """A count read from a summary file, which may lack it or hold something else."""
+    return thousands(count) if isinstance(count, int) else MISSING
+
+
+def rate_text(rate: float | None) -> str:
+    """Events per second: whole above 100, one decimal below (0.4 must not read as 0)."""
+    if rate is None:
+        return MISSING
+    return f"{rate:,.0f}" if rate >= 100 else f"{rate:,.1f}"
+
+
+def plural(n: int, noun: str) -> str:
+    """`n` and the noun, plural unless one: "1 check", "3 checks"."""
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
+def all_of(n: int, noun: str = "audit check") -> str:
+    """The subject of a sentence about every one: "The 1 audit check", "All 3 audit checks"."""
+    return f"The {n:,} {noun}" if n == 1 else f"All {n:,} {noun}s"
+
+
+def utc_time(moment: datetime) -> str:
+    """A moment in UTC, to the second."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def batch_span(point: ThroughputPoint) -> str:
+    """The batches of a chart point: "7", or "0–99" when consecutive batches are grouped."""
+    if point.first_batch == point.last_batch:
+        return thousands(point.first_batch)
+    return f"{point.first_batch:,}–{point.last_batch:,}"
+
+
+FILTERS: dict[str, Callable[..., str]] = {
+    "thousands": thousands,
+    "seconds": seconds,
+    "count_text": count_text,
+    "rate_text": rate_text,
+    "plural": plural,
+    "all_of": all_of,
+    "utc_time": utc_time,
+    "batch_span": batch_span,
+}

@@ -1,0 +1,88 @@
+"""The HTML of a run's page and of the index, from the Jinja2 templates in `templates/`.
+
+Autoescaping is on in every template: a check's name, a finding, a rejection reason or a link
+comes from data and is always shown as text. Only three things go into a page as they are: the
+package's own style and script (`static/`, see `assets`) and the chart data, which
+`script_json` escapes for a <script> element. Undefined names are errors (StrictUndefined): a
+template that misspells one fails to render rather than leave a blank.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
+
+from ledger_engine.audit.findings import AuditReport
+from ledger_engine.audit.report.assets import assets
+from ledger_engine.audit.report.context import INDEX_COUNTS, index_rows, page_context
+from ledger_engine.audit.report.formats import FILTERS, MISSING
+from ledger_engine.audit.report.naming import INDEX_NAME
+from ledger_engine.audit.report.queries import LedgerView
+
+
+def render_page(report: AuditReport, view: LedgerView, created: datetime) -> str:
+    """The HTML of one audit run's page."""
+    inline = assets()
+    return _render(
+        "page.html",
+        policy=inline.page_policy,
+        style=Markup(inline.style.source),
+        script=Markup(inline.script.source),
+        page=page_context(report, view, created),
+    )
+
+
+def render_index(pages: Sequence[tuple[Path, Mapping[str, Any] | None]]) -> str:
+    """The HTML of the index: one row per page (newest first, as given), each with its summary
+    (None for a page written without one)."""
+    inline = assets()
+    return _render(
+        "index.html",
+        policy=inline.index_policy,
+        style=Markup(inline.style.source),
+        rows=index_rows(pages),
+        counts=INDEX_COUNTS,
+    )
+
+
+def script_json(value: Any) -> Markup:
+    """JSON safe inside <script>: no `</script>` or `<!--` can end or bend the element.
+
+    `<`, `>` and `&` become \\u escapes, which JSON.parse reads back as the same characters.
+    json.dumps escapes every non-ASCII character (ensure_ascii), U+2028 and U+2029 among them,
+    which older JavaScript takes for line ends. NaN and infinities are refused: JSON has none.
+    """
+    escaped = (
+        json.dumps(value, allow_nan=False)
+        .replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+    )
+    return Markup(escaped)
+
+
+def _render(template: str, **context: Any) -> str:
+    return _environment().get_template(template).render(**context)
+
+
+@cache
+def _environment() -> Environment:
+    environment = Environment(
+        loader=PackageLoader("ledger_engine.audit.report", "templates"),
+        autoescape=select_autoescape(["html"], default_for_string=True),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    environment.filters.update(FILTERS)
+    environment.filters["script_json"] = script_json
+    environment.globals.update(index_name=INDEX_NAME, missing=MISSING)
+    return environment

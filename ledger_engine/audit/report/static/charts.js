@@ -1,0 +1,94 @@
+// The audit page's one script, inlined into every page and named by its hash in the page's
+// Content Security Policy. Draws the charts from the JSON in #report-data; marks
+// <body data-charts="drawn"> once done, so that a browser test can tell the script ran to its
+// end. Writes nothing to the console.
+(() => {
+  "use strict";
+  const SVG = "http://www.w3.org/2000/svg";
+  const data = JSON.parse(document.getElementById("report-data").textContent);
+  // Whole numbers, but a slow batch's 0.4 events/s must not read as 0.
+  const fmt = (n, top = n) =>
+    n.toLocaleString("en-US", { maximumFractionDigits: top < 10 ? 2 : top < 100 ? 1 : 0 });
+
+  function node(name, attrs, parent, label) {
+    const el = document.createElementNS(SVG, name);
+    for (const [key, value] of Object.entries(attrs)) el.setAttribute(key, String(value));
+    if (label !== undefined) el.textContent = label;
+    parent.appendChild(el);
+    return el;
+  }
+  function canvas(box, width, height, label) {
+    box.textContent = "";
+    const viewBox = `0 0 ${width} ${height}`;
+    return node("svg", { viewBox, role: "img", "aria-label": label }, box);
+  }
+  function empty(box, message) {
+    box.textContent = "";
+    const p = document.createElement("p");
+    p.className = "empty";
+    p.textContent = message;
+    box.appendChild(p);
+  }
+  function niceTop(value) {
+    if (!(value > 0)) return 1;
+    const power = Math.pow(10, Math.floor(Math.log10(value)));
+    for (const step of [1, 2, 2.5, 5, 10]) if (step * power >= value) return step * power;
+    return 10 * power;
+  }
+  const span = (p) => (p.first === p.last ? `batch ${p.first}` : `batches ${p.first}-${p.last}`);
+
+  function drawThroughput(box, points) {
+    const shown = points.filter((p) => p.rate !== null);
+    if (!shown.length) return empty(box, "No batch with a measured duration yet.");
+    const W = 760, H = 260, L = 72, R = 18, T = 14, B = 40;
+    const svg = canvas(box, W, H, "Throughput over batches, events per second");
+    const top = niceTop(Math.max(...shown.map((p) => p.rate)));
+    const step = shown.length === 1 ? 0 : (W - L - R) / (shown.length - 1);
+    const x = (i) => (shown.length === 1 ? (L + W - R) / 2 : L + i * step);
+    const y = (v) => T + (H - T - B) * (1 - v / top);
+    for (let k = 0; k <= 4; k++) {
+      const v = (top * k) / 4;
+      node("line", { x1: L, x2: W - R, y1: y(v), y2: y(v), class: "grid" }, svg);
+      const tick = { x: L - 8, y: y(v) + 4, "text-anchor": "end", class: "axis" };
+      node("text", tick, svg, fmt(v, top));
+    }
+    const ticks = new Set([0, shown.length - 1]);
+    for (let k = 1; k < 5; k++) ticks.add(Math.round((k * (shown.length - 1)) / 5));
+    for (const i of ticks) {
+      node("text", { x: x(i), y: H - B + 18, "text-anchor": "middle", class: "axis" }, svg,
+        String(shown[i].first));
+    }
+    node("text", { x: (L + W - R) / 2, y: H - 4, "text-anchor": "middle", class: "axis" }, svg,
+      "batch");
+    node("text", { x: 12, y: T + (H - T - B) / 2, "text-anchor": "middle", class: "axis",
+      transform: `rotate(-90 12 ${T + (H - T - B) / 2})` }, svg, "events / s");
+    const line = shown.map((p, i) => `${x(i)},${y(p.rate)}`).join(" ");
+    node("polyline", { points: line, class: "line" }, svg);
+    const radius = shown.length > 120 ? 1.5 : 4;
+    shown.forEach((p, i) => {
+      const dot = node("circle", { cx: x(i), cy: y(p.rate), r: radius, class: "point" }, svg);
+      node("title", {}, dot, `${span(p)}: ${fmt(p.rate)} events/s`);
+    });
+  }
+
+  function drawRejections(box, reasons) {
+    if (!reasons.length) return empty(box, "No event has been rejected.");
+    const W = 760, ROW = 30, L = 170, R = 90, T = 6;
+    const svg = canvas(box, W, 2 * T + ROW * reasons.length, "Rejected events by reason");
+    const top = Math.max(...reasons.map((r) => r.events));
+    reasons.forEach((r, i) => {
+      const middle = T + i * ROW + ROW / 2;
+      const width = Math.max(2, ((W - L - R) * r.events) / top);
+      const label = { x: L - 10, y: middle + 4, "text-anchor": "end", class: "label" };
+      node("text", label, svg, r.reason);
+      const shape = { x: L, y: middle - 10, width, height: 20, rx: 3, class: "bar" };
+      const bar = node("rect", shape, svg);
+      node("title", {}, bar, `${r.reason}: ${fmt(r.events)} events`);
+      node("text", { x: L + width + 8, y: middle + 4, class: "value" }, svg, fmt(r.events));
+    });
+  }
+
+  drawThroughput(document.getElementById("throughput-chart"), data.throughput);
+  drawRejections(document.getElementById("rejections-chart"), data.rejections);
+  document.body.dataset.charts = "drawn";
+})();
