@@ -33,12 +33,13 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ledger_engine.apps.bank.generator import generate_events, write_event_files
+from ledger_engine.apps.bank.generator import generate_events
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.audit.oracle import serial_differences
 from ledger_engine.audit.verify import verify_ledger
 from ledger_engine.config import PROJECT_ROOT, Settings
 from ledger_engine.core.records import Event
+from ledger_engine.pipeline.inbox import write_event_files
 from ledger_engine.store.database import open_store
 from ledger_engine.store.embedded import stop_embedded
 

@@ -41,7 +41,8 @@ def cmd_generate(settings: Settings, args: argparse.Namespace) -> int:
 def _generate(
     settings: Settings, events: int, accounts: int, seed: int, tag: str | None
 ) -> tuple[list, int]:
-    from ledger_engine.apps.bank.generator import generate_events, write_event_files
+    from ledger_engine.apps.bank.generator import generate_events
+    from ledger_engine.pipeline.inbox import write_event_files
 
     # A run tag keeps file names and request ids of separate demo runs apart.
     tag = tag or datetime.now(UTC).strftime("%Y%m%d%H%M%S")

@@ -123,6 +123,15 @@ def module_database_url(pg_server_url: str) -> Iterator[str]:
     _drop_databases(pg_server_url, created)
 
 
+@pytest.fixture(scope="module")
+def module_empty_database_url(pg_server_url: str) -> Iterator[str]:
+    """SQLAlchemy URL of a fresh database with no schema at all, shared by one test module
+    (each ledger migrates its own schema into it), dropped after it."""
+    created: list[str] = []
+    yield _create_database(pg_server_url, created, migrated=False)
+    _drop_databases(pg_server_url, created)
+
+
 @pytest.fixture
 def database_url(make_database_url: Callable[[], str]) -> str:
     """The bank's ledger URL on a fresh database with its schema migrated, dropped after

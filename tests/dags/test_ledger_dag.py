@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, create_engine, text
 
-from ledger_engine.apps.bank.generator import generate_events, write_event_files
+from ledger_engine.apps.bank.generator import generate_events
 from ledger_engine.core.records import Event
+from ledger_engine.pipeline.inbox import write_event_files
 from tests.dags.conftest import Runner
 
 DAG_ID = "ledger_pipeline"

@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
+from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 from ledger_engine import AccessType, Event, StreamingLedger
@@ -130,11 +132,47 @@ def _key_function(field: str, key_type: type):
     return str_key
 
 
-def build_ledger(app: AppSpec) -> StreamingLedger:
-    ledger = StreamingLedger.create("generated")
-    tables = [ledger.declare_state(t.name, t.key_type, t.value_type) for t in app.tables]
+@dataclass(frozen=True)
+class Names:
+    """The labels of a generated ledger, its tables and its streams (by index)."""
+
+    ledger: str
+    table_pattern: str  # formatted with the table's index
+    stream_pattern: str  # formatted with the stream's index
+
+    def table(self, index: int) -> str:
+        return self.table_pattern.format(index)
+
+    def stream(self, index: int) -> str:
+        return self.stream_pattern.format(index)
+
+    def events(self, events: list[Event]) -> list[Event]:
+        """`events` (drawn with streams `s0`, `s1`, ...) with this ledger's stream labels;
+        an unknown stream stays unknown."""
+        renamed = {f"s{s}": self.stream(s) for s in range(8)}
+        return [Event(renamed.get(e.stream, e.stream), e.request_id, e.payload) for e in events]
+
+
+PLAIN_NAMES = Names("generated", "t{}", "s{}")
+# Labels that would break any SQL they were pasted into, and that no identifier rule allows.
+HOSTILE_NAMES = Names(
+    "Generated «ledger» 'ü'; DROP TABLE ledger_events; --",
+    'Table {} "quoted" O\'Brien € 口座',
+    "Stream {}: 'ü' \\ \"x\"",
+)
+
+
+def build_ledger(app: AppSpec, names: Names | None = None) -> StreamingLedger:
+    """The ledger of `app`: tables `t0`, `t1`, ... and streams `s0`, `s1`, ..., or the labels
+    of `names`."""
+    names = names or PLAIN_NAMES
+    ledger = StreamingLedger.create(names.ledger)
+    tables = [
+        ledger.declare_state(names.table(i), t.key_type, t.value_type)
+        for i, t in enumerate(app.tables)
+    ]
     for s, bindings in enumerate(app.streams):
-        declaration = ledger.using_stream(f"s{s}").apply(interpret)
+        declaration = ledger.using_stream(names.stream(s)).apply(interpret)
         for b, spec in enumerate(bindings):
             table = tables[spec.table]
             declaration.on(table, _key_function(spec.field, table.key_type), f"b{b}", spec.access)
@@ -281,3 +319,52 @@ def _event(draw: st.DrawFn, app: AppSpec, key, position: int, earlier: list[Even
     if how == "no_id":
         return Event(stream, draw(st.sampled_from([None, "", 7])), payload)
     return Event(stream, f"q{position}", payload)
+
+
+# -- a pinned sample, for the whole platform ------------------------------------------------
+# `LEDGER_APP=tests/engine/generated_apps.py:build_sample_ledger` runs a ledger the generator
+# drew, under hostile names, through the pipeline, the audits and the DAGs.
+
+SAMPLE_SEED = 20261125
+
+
+@cache
+def sample_workload() -> Workload:
+    """A workload drawn by `workloads` (seeded, not shrunk: as rich as the generator makes
+    them), the first of the seed's draws with at least two tables (one of integers), two
+    streams and 30 events."""
+    drawn: list[Workload] = []
+
+    @seed(SAMPLE_SEED)
+    @settings(
+        max_examples=50,
+        database=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(workloads(max_events=80))
+    def draw(workload: Workload) -> None:
+        drawn.append(workload)
+
+    draw()
+    rich = [
+        w
+        for w in drawn
+        if len(w.app.tables) >= 2
+        and len(w.app.streams) >= 2
+        and len(w.events) >= 30
+        and {t.value_type for t in w.app.tables} >= {int}
+    ]
+    assert rich, "the seed draws no rich workload: choose another SAMPLE_SEED"
+    return rich[0]
+
+
+def build_sample_ledger() -> StreamingLedger:
+    """The sample's ledger, under `HOSTILE_NAMES`."""
+    return build_ledger(sample_workload().app, HOSTILE_NAMES)
+
+
+def sample_events() -> list[Event]:
+    """The sample's events, for `build_sample_ledger` (its initial state left out: a
+    pipeline starts from an empty ledger)."""
+    return HOSTILE_NAMES.events(sample_workload().events)

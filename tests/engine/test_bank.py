@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 
 from ledger_engine import Event, Result, RunResult, run_serial
-from ledger_engine.apps.bank import generator
-from ledger_engine.apps.bank.generator import generate_events, write_event_files
+from ledger_engine.apps.bank.generator import generate_events
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.core.ingest import event_to_line
+from ledger_engine.pipeline import inbox
+from ledger_engine.pipeline.inbox import write_event_files
 
 LEDGER = build_ledger()
 EMPTY = {"accounts": {}, "asset_ledger": {}}
@@ -472,7 +473,7 @@ def test_event_files_appear_complete_under_their_final_name(tmp_path: Path, monk
         seen.append((source.name, complete))
         real_replace(source, target)
 
-    monkeypatch.setattr(generator.os, "replace", watching_replace)
+    monkeypatch.setattr(inbox.os, "replace", watching_replace)
     write_event_files(generate_events(9, accounts=3, seed=0), tmp_path, events_per_file=4)
     assert [name for name, _ in seen] == [
         ".events-000000.jsonl.tmp",

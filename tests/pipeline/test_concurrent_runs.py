@@ -17,12 +17,13 @@ import pytest
 from recorded_ledger import ledger_command, pipeline_env
 from sqlalchemy import Engine, text
 
-from ledger_engine.apps.bank.generator import generate_events, write_event_files
+from ledger_engine.apps.bank.generator import generate_events
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.audit.oracle import serial_differences
 from ledger_engine.cli import EXIT_BUSY
 from ledger_engine.config import PROJECT_ROOT, Settings
 from ledger_engine.errors import Fenced, LeaseLost, LedgerBusy
+from ledger_engine.pipeline.inbox import write_event_files
 from ledger_engine.pipeline.job import run_pipeline
 from ledger_engine.store.commit import StagedBatch, commit_staged
 from ledger_engine.store.database import libpq_url

@@ -16,7 +16,7 @@ import pytest
 from recorded_ledger import ledger_command, ledger_dump, pipeline_env
 from sqlalchemy import Engine, text
 
-from ledger_engine.apps.bank.generator import generate_events, write_event_files
+from ledger_engine.apps.bank.generator import generate_events
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.audit.oracle import serial_differences
 from ledger_engine.audit.runner import run_audits, snapshot_checks
@@ -32,6 +32,7 @@ from ledger_engine.pipeline.faults import (
     FAULT_EXIT_CODE,
     FAULT_POINTS,
 )
+from ledger_engine.pipeline.inbox import write_event_files
 from ledger_engine.pipeline.job import run_pipeline
 from ledger_engine.store.database import connect
 from tests.support.database import rows

@@ -23,12 +23,12 @@ from hypothesis import strategies as st
 from psycopg2 import sql
 from sqlalchemy import Engine, create_engine, make_url, text
 
-from ledger_engine.apps.bank.generator import write_event_files
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.cli import main
 from ledger_engine.config import Settings
 from ledger_engine.core.ingest import event_to_line
 from ledger_engine.core.records import EXISTS, EXISTS_WITH_DIFFERENT_PAYLOAD, Event
+from ledger_engine.pipeline.inbox import write_event_files
 from ledger_engine.pipeline.job import run_pipeline
 from ledger_engine.runtime.serial import run_serial
 from ledger_engine.store.database import connect

@@ -11,6 +11,9 @@ Two tables, with the seed's names (labels, not SQL identifiers): `accounts` and
   target if the precondition holds: the source account keeps at least `minAccountBalance`
   and the source book entry does not go negative. It emits the result either way.
 
+It declares its rules beside them, for the audits: both totals are conserved (they grow by
+deposits only), transactions move nothing, and no row goes below 0.
+
 Nothing here imports test code: Spark's executors receive this file by itself.
 """
 
@@ -20,6 +23,7 @@ import random
 from typing import Any
 
 from ledger_engine import AccessType, Event, StreamingLedger
+from ledger_engine.core.invariants import balanced, conserved, minimum
 
 DEPOSIT_FIELDS = {"accountId", "bookEntryId", "accountTransfer", "bookEntryTransfer"}
 TRANSACTION_FIELDS = {
@@ -70,6 +74,12 @@ def build_ledger() -> StreamingLedger:
         .on(book_entries, lambda e: e["sourceBookEntryId"], "source_entry", AccessType.READ_WRITE)
         .on(book_entries, lambda e: e["targetBookEntryId"], "target_entry", AccessType.READ_WRITE)
     )
+    # The rules the audits check: value enters by deposits only, transactions move it without
+    # creating any, and the precondition keeps every account and book entry from going below 0.
+    for table, field in (("accounts", "accountTransfer"), ("bookEntries", "bookEntryTransfer")):
+        ledger.declare_invariant(conserved(table, {"deposits": field}))
+        ledger.declare_invariant(balanced(table, ["transactions"]))
+        ledger.declare_invariant(minimum(table, 0))
     ledger.check()
     return ledger
 

@@ -1,0 +1,149 @@
+"""Any ledger a user declares runs through the whole platform, as the bank does: the seed's
+simple trade example (a module of the user's own, loaded from its file) and a ledger drawn by
+the hypothesis app generator under hostile names, beside the bank. Each lands its events as
+files, runs the pipeline on Spark (checked against `run_serial`), and passes `ledger verify`,
+the replay, the batch audit and the full audit (its declared invariants among them), whose
+report is written; all in one database, each ledger in its own schema."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from ledger_engine import Event, run_serial
+from ledger_engine.apps import load_ledger
+from ledger_engine.apps.bank.generator import generate_events
+from ledger_engine.audit.replay import replay_checks
+from ledger_engine.audit.runner import run_audits
+from ledger_engine.audit.verify import verify_ledger
+from ledger_engine.config import Settings
+from ledger_engine.pipeline.inbox import write_event_files
+from ledger_engine.pipeline.job import PipelineReport, run_pipeline
+from ledger_engine.store.database import ledger_schema, open_store
+from ledger_engine.store.state import snapshot_rows
+
+TESTS = Path(__file__).parents[1]
+SIMPLE_TRADE = TESTS / "support" / "apps" / "simple_trade.py"
+GENERATED = TESTS / "engine" / "generated_apps.py"
+
+
+@dataclass(frozen=True)
+class App:
+    """An application as a user points the platform at it, and the events they land."""
+
+    spec: str  # LEDGER_APP
+    events: Callable[[], list[Event]]  # called once the app is loaded
+
+
+def _module(name: str):
+    return sys.modules[name]  # loaded from its file by load_ledger
+
+
+APPS = {
+    "bank": App(
+        "ledger_engine.apps.bank.ledger:build_ledger",
+        lambda: generate_events(400, accounts=25, seed=13, bad_fraction=0.05),
+    ),
+    "simple trade": App(
+        f"{SIMPLE_TRADE}:build_ledger",
+        lambda: _module("simple_trade").sample_events(400, accounts=20, seed=14),
+    ),
+    "generated": App(
+        f"{GENERATED}:build_sample_ledger", lambda: _module("generated_apps").sample_events()
+    ),
+}
+
+
+@dataclass
+class Committed:
+    """One application's ledger after its pipeline run."""
+
+    settings: Settings
+    events: list[Event]
+    report: PipelineReport
+
+
+@pytest.fixture(scope="module", params=list(APPS))
+def committed(request, module_empty_database_url, spark, tmp_path_factory) -> Committed:
+    """The application's events landed in three files (in order: `write_event_files`) and
+    run through the pipeline, into its own schema of the module's one database."""
+    app = APPS[request.param]
+    data_dir = tmp_path_factory.mktemp(request.param.replace(" ", "-"))
+    settings = Settings.from_env(
+        {
+            "LEDGER_DATABASE_URL": module_empty_database_url,
+            "LEDGER_DATA_DIR": str(data_dir),
+            "LEDGER_APP": app.spec,
+            "LEDGER_FILES_PER_BATCH": "1",
+            "LEDGER_EXPECTATIONS": str(data_dir / "expectations"),
+        }
+    )
+    load_ledger(app.spec)
+    events = app.events()
+    write_event_files(events, settings.inbox, events_per_file=len(events) // 3 + 1)
+    report = run_pipeline(settings, spark=spark)
+    return Committed(settings, events, report)
+
+
+def test_the_pipeline_commits_what_the_serial_runner_computes(committed):
+    ledger = load_ledger(committed.settings.app)
+    expected = run_serial(ledger, committed.events)
+    report = committed.report
+    assert [b.batch_id for b in report.batches] == [0, 1, 2]
+    assert report.total("ingested") == len(committed.events)
+    assert report.total("applied") == expected.applied_count
+    assert report.total("rejected") == len(expected.rejections)
+    assert report.total("duplicates") == len(expected.duplicates)
+    engine = open_store(committed.settings)
+    try:
+        with engine.connect() as conn:
+            for table in ledger.tables.values():
+                assert dict(snapshot_rows(conn, table)) == expected.state[table.name], table.name
+            schema = conn.exec_driver_sql("SELECT current_schema()").scalar()
+    finally:
+        engine.dispose()
+    assert schema == ledger_schema(ledger)
+
+
+def test_ledger_verify_passes_with_the_declared_invariants(committed):
+    ledger = load_ledger(committed.settings.app)
+    engine = open_store(committed.settings)
+    try:
+        checks = verify_ledger(engine, ledger)
+    finally:
+        engine.dispose()
+    assert [c.name for c in checks if not c.passed] == []
+    names = {c.name for c in checks}
+    assert {f"merkle root of {t}" for t in ledger.tables} <= names
+    assert set(ledger.invariants) <= names
+
+
+def test_the_replay_re_derives_the_ledger(committed):
+    ledger = load_ledger(committed.settings.app)
+    engine = open_store(committed.settings)
+    try:
+        checks = replay_checks(engine, ledger)
+    finally:
+        engine.dispose()
+    assert checks and [c.name for c in checks if not c.passed] == []
+
+
+def test_the_batch_and_the_full_audit_pass_and_write_their_reports(committed):
+    ledger = load_ledger(committed.settings.app)
+    batch, batch_page = run_audits(committed.settings)
+    assert batch.passed, batch.failures()
+    full, full_page = run_audits(committed.settings, full=True)
+    assert full.passed, full.failures()
+    names = {c.name for c in full.checks}
+    assert {f"{t} equals the fold of its change log" for t in ledger.tables} <= names
+    assert set(ledger.invariants) <= names
+    assert {f"{i}, in scope" for i in ledger.invariants} <= {c.name for c in batch.checks}
+    assert batch_page.is_file() and full_page.is_file() and batch_page != full_page
+    page = full_page.read_text(encoding="utf-8")
+    assert "<script>alert" not in page
+    project = committed.settings.expectations / ledger_schema(ledger) / "gx"
+    assert (project / "expectations" / "ledger_integrity.json").is_file()
