@@ -130,7 +130,10 @@ def main() -> int:
     if args.reuse:
         from sqlalchemy import make_url
 
+        from ledger_engine.store.database import ledger_url
+
         url = make_url(server).set(database=DATABASE).render_as_string(hide_password=False)
+        url = ledger_url(url, build_ledger())
         build_seconds = None
     else:
         url = database(server, DATABASE)

@@ -2,7 +2,7 @@
 says, at a cost of the scope's changes and 4,096 digests per table, never the tables.
 
 Each commit updates every table's bucket digests from its net row changes and records the
-roots in its batch row (`ledger_engine.audit.merkle` says how a tree is built). For a scope of
+roots in its batch row (`ledger_engine.store.merkle` says how a tree is built). For a scope of
 batches, per table:
 
 1. the stored bucket digests hash to the root recorded in the newest batch row
@@ -28,7 +28,7 @@ from psycopg2 import sql
 from sqlalchemy import Connection, text
 
 from ledger_engine.audit.findings import AuditScope, CheckResult
-from ledger_engine.audit.merkle import EMPTY_ROOT, MODULUS, root_of
+from ledger_engine.audit.merkle_tree import DIGEST_MODULUS, ROOT_OF_NOTHING, tree_root
 from ledger_engine.audit.snapshots import (
     SUITE,
     digest_of_word_sums,
@@ -113,7 +113,11 @@ def scope_tree_checks(
             conn, table.name, scope.last_batch, newest.get(table.name)
         )
         if not scope.empty and not findings:
-            expected = before.get(table.name, EMPTY_ROOT) if scope.first_batch > 0 else EMPTY_ROOT
+            expected = (
+                before.get(table.name, ROOT_OF_NOTHING)
+                if scope.first_batch > 0
+                else ROOT_OF_NOTHING
+            )
             findings += _movement_findings(conn, table, scope, stored, expected)
         checks.append(CheckResult(SUITE, check_name(table), not findings, tuple(findings)))
     return checks
@@ -130,10 +134,11 @@ def _movement_findings(
     the root of the batch before the scope."""
     after, before = _net_digests(conn, table, scope)
     rewound = {
-        bucket: (stored.get(bucket, 0) - after.get(bucket, 0) + before.get(bucket, 0)) % MODULUS
+        bucket: (stored.get(bucket, 0) - after.get(bucket, 0) + before.get(bucket, 0))
+        % DIGEST_MODULUS
         for bucket in stored.keys() | after.keys() | before.keys()
     }
-    if root_of(rewound) == expected:
+    if tree_root(rewound) == expected:
         return []
     where = (
         f"the root recorded in batch {scope.first_batch - 1}"

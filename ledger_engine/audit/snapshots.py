@@ -28,7 +28,12 @@ from psycopg2 import sql
 from sqlalchemy import Connection, Engine, text
 
 from ledger_engine.audit.findings import CheckResult
-from ledger_engine.audit.merkle import BUCKETS, EMPTY_ROOT, MODULUS, tree_levels
+from ledger_engine.audit.merkle_tree import (
+    BUCKET_COUNT,
+    DIGEST_MODULUS,
+    ROOT_OF_NOTHING,
+    tree_levels,
+)
 from ledger_engine.core.declarations import StreamingLedger, Table
 from ledger_engine.core.records import canonical_json
 
@@ -137,7 +142,7 @@ def digest_of_word_sums(word_sums: Sequence[Any]) -> int:
         # Each word was read as a signed 64-bit integer: add 2^64 back per negative one.
         unsigned = int(total or 0) + (negatives << 64)
         digest += unsigned << (64 * (3 - word))
-    return digest % MODULUS
+    return digest % DIGEST_MODULUS
 
 
 def recorded_digests(conn: Connection, table_name: str) -> dict[int, int]:
@@ -190,7 +195,7 @@ def _table_check(
     found = tree_levels(table_digests(conn, table))
     found_root = found[-1][0].hex()
     if last_batch is None:  # nothing committed: the table must be empty
-        findings = [] if found_root == EMPTY_ROOT else ["rows exist but no batch"]
+        findings = [] if found_root == ROOT_OF_NOTHING else ["rows exist but no batch"]
         return CheckResult(SUITE, name, not findings, tuple(findings))
     assert roots is not None
     recorded_root = roots.get(table.name)
@@ -200,7 +205,7 @@ def _table_check(
         findings.insert(
             0,
             f"table {table.name}: root recorded in batch {last_batch} is {recorded_root}, "
-            f"recomputed {found_root}; {len(buckets)} of {BUCKETS} buckets differ",
+            f"recomputed {found_root}; {len(buckets)} of {BUCKET_COUNT} buckets differ",
         )
         findings.extend(_key_findings(conn, table, buckets, stored))
     return CheckResult(SUITE, name, not findings, tuple(findings))
@@ -271,7 +276,7 @@ def recorded_rows(
     digests: dict[int, int] = {}
     for key, bucket, after, leaf in cursor.fetchall():
         rows[_typed_key(table, key)] = after
-        digests[bucket] = (digests.get(bucket, 0) + int.from_bytes(leaf, "big")) % MODULUS
+        digests[bucket] = (digests.get(bucket, 0) + int.from_bytes(leaf, "big")) % DIGEST_MODULUS
     return rows, {b: d for b, d in digests.items() if d}
 
 

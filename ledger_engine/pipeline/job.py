@@ -24,7 +24,6 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
 
 from ledger_engine.apps import load_ledger
-from ledger_engine.audit.merkle import MODULUS
 from ledger_engine.config import Settings
 from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.core.records import APPLIED, DUPLICATE, REJECTED
@@ -48,6 +47,7 @@ from ledger_engine.runtime.spark.streaming import run_available_batches
 from ledger_engine.store.commit import StagedBatch, commit_staged, committed_input
 from ledger_engine.store.database import libpq_url, open_store
 from ledger_engine.store.lease import Holder, RunLease, check_fence, run_lease
+from ledger_engine.store.merkle import MODULUS
 from ledger_engine.store.schema import apply_declared_schema
 from ledger_engine.store.staging import JournalPart, clear_staging
 

@@ -32,12 +32,11 @@ from psycopg2.extras import execute_values
 from pyarrow import csv
 from sqlalchemy import Connection, Engine, text
 
-from ledger_engine.audit.merkle import MODULUS, root_of
-from ledger_engine.audit.snapshots import table_digests
 from ledger_engine.core.declarations import StreamingLedger, Table
 from ledger_engine.core.records import APPLIED, DUPLICATE, REJECTED, canonical_hash, canonical_json
 from ledger_engine.errors import CommitRefused
 from ledger_engine.store.lease import LEDGER_KEY, check_fence
+from ledger_engine.store.merkle import MODULUS, root_of
 from ledger_engine.store.staging import (
     JOURNAL_COLUMNS,
     JournalPart,
@@ -463,23 +462,19 @@ def _update_merkle(
 ) -> dict[str, str]:
     """Add the batch's bucket deltas to the stored digests; return each table's root.
 
-    A table without stored digests (empty so far, or filled before the engine kept trees)
-    gets them computed from its rows, which already include this batch's changes.
+    A table without stored digests is empty before this batch (every batch that leaves rows
+    in a table stores their digests), so its digests are the batch's deltas alone.
     """
     cursor = conn.connection.cursor()
     roots: dict[str, str] = {}
-    for name, table in sorted(ledger.tables.items()):
+    for name in sorted(ledger.tables):
         cursor.execute(
             "SELECT bucket, digest FROM ledger_merkle_buckets WHERE table_name = %s", (name,)
         )
         digests = {bucket: int(digest, 16) for bucket, digest in cursor.fetchall()}
         touched = {bucket for (table_name, bucket) in deltas if table_name == name}
-        if not digests:
-            digests = table_digests(conn, table)
-            touched = set(digests)
-        else:
-            for bucket in touched:
-                digests[bucket] = (digests.get(bucket, 0) + deltas[(name, bucket)]) % MODULUS
+        for bucket in touched:
+            digests[bucket] = (digests.get(bucket, 0) + deltas[(name, bucket)]) % MODULUS
         if touched:
             cursor.execute(
                 "DELETE FROM ledger_merkle_buckets WHERE table_name = %s AND bucket = ANY(%s)",

@@ -12,6 +12,7 @@ a copy of that database.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -498,7 +499,7 @@ def test_ledger_audit_passes_and_ledger_audit_full_fails_on_an_audited_row_chang
     assert "Full audit: every batch, 0 to 1" in full_output
     assert "FAILED" in full_output
     full_page = sorted(tmp_path.glob("reports/audit-*.html"))[-1].read_text(encoding="utf-8")
-    assert "key &quot;silver&quot;: recorded 8, found 0" in full_page
+    assert 'key "silver": recorded 8, found 0' in html.unescape(full_page)
 
 
 # --- The report says which audit it was ----------------------------------------------------

@@ -12,11 +12,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine, create_engine, text
 
-from ledger_engine.audit.merkle import bucket_of, digests_of, leaf
 from ledger_engine.audit.snapshots import table_digests
 from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.core.records import canonical_json
 from ledger_engine.store.embedded import to_sqlalchemy_url
+from ledger_engine.store.merkle import bucket_of, digests_of, leaf
 
 # PostgreSQL text holds no NUL and no lone surrogate; everything else is fair game.
 pg_text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"))

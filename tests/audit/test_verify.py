@@ -10,7 +10,12 @@ from sqlalchemy import Engine, text
 
 from ledger_engine.apps.bank.generator import generate_events
 from ledger_engine.apps.bank.ledger import build_ledger
-from ledger_engine.audit.merkle import (
+from ledger_engine.audit.snapshots import differing_buckets
+from ledger_engine.audit.verify import verify_ledger
+from ledger_engine.cli import main
+from ledger_engine.core.ingest import event_to_line
+from ledger_engine.store.database import connect
+from ledger_engine.store.merkle import (
     EMPTY_ROOT,
     add_deltas,
     bucket_of,
@@ -19,11 +24,6 @@ from ledger_engine.audit.merkle import (
     root_of,
     tree_levels,
 )
-from ledger_engine.audit.snapshots import differing_buckets
-from ledger_engine.audit.verify import verify_ledger
-from ledger_engine.cli import main
-from ledger_engine.core.ingest import event_to_line
-from ledger_engine.store.database import connect
 
 LEDGER = build_ledger()
 

@@ -58,11 +58,21 @@ def run_logged(args: list[str], env: dict[str, str], log_path: Path, cwd: Path) 
         pytest.fail(f"{' '.join(args)} exited {completed.returncode}; end of {log_path}:\n{tail}")
 
 
-def run_dag_runner(mode: str, env: dict[str, str], workdir: Path, name: str) -> dict[str, Any]:
-    """Run `dag_runner.py MODE` and return the JSON it wrote; its log is `<name>.log`."""
+def run_dag_runner(
+    mode: str, env: dict[str, str], workdir: Path, name: str, dag_id: str | None = None
+) -> dict[str, Any]:
+    """Run `dag_runner.py MODE` (on `dag_id`, default `ledger_pipeline`) and return the JSON
+    it wrote; its log is `<name>.log`."""
     out = workdir / f"{name}.json"
     run_logged(
-        [sys.executable, str(RUNNER), mode, str(DAGS_FOLDER), str(out)],
+        [
+            sys.executable,
+            str(RUNNER),
+            mode,
+            str(DAGS_FOLDER),
+            str(out),
+            *([dag_id] if dag_id else []),
+        ],
         env,
         workdir / f"{name}.log",
         cwd=workdir,
@@ -70,8 +80,9 @@ def run_dag_runner(mode: str, env: dict[str, str], workdir: Path, name: str) -> 
     return json.loads(out.read_text(encoding="utf-8"))
 
 
-# The `dag_runner` fixture: (mode, env, workdir, name) -> the JSON that dag_runner.py wrote.
-Runner = Callable[[str, dict[str, str], Path, str], dict[str, Any]]
+# The `dag_runner` fixture: (mode, env, workdir, name[, dag_id]) -> the JSON that
+# dag_runner.py wrote.
+Runner = Callable[..., dict[str, Any]]
 
 
 @pytest.fixture(scope="session")

@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, create_engine, text
+from sqlalchemy import Engine, text
 
 from ledger_engine.apps.bank.generator import generate_events
+from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.core.records import Event
 from ledger_engine.pipeline.inbox import write_event_files
+from ledger_engine.store.database import connect, ledger_url
 from tests.dags.conftest import Runner
 
 DAG_ID = "ledger_pipeline"
@@ -128,7 +130,7 @@ def make_ledger(
     }
     events = generate_events(EVENTS, accounts=ACCOUNTS, seed=11)
     write_event_files(events, data_dir / "inbox", events_per_file=EVENTS_PER_FILE)
-    engine = create_engine(database_url)
+    engine = connect(ledger_url(database_url, build_ledger()))  # the bank's schema
     return Ledger(airflow_env | settings | env, workdir, data_dir, engine, runner)
 
 

@@ -13,8 +13,6 @@ import hashlib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger_engine.audit import merkle
-from ledger_engine.audit.merkle import BUCKET_BITS
 from ledger_engine.core.records import (
     INT64_MAX,
     INT64_MIN,
@@ -23,6 +21,8 @@ from ledger_engine.core.records import (
     plain_canonical_hash,
 )
 from ledger_engine.core.storable import plain_flat_copy, plain_json
+from ledger_engine.store import merkle
+from ledger_engine.store.merkle import BUCKET_BITS
 
 # Printable ASCII and every control character: what JSON escapes, and what it does not.
 ASCII = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=127), max_size=12)

@@ -31,7 +31,7 @@ from ledger_engine.core.records import EXISTS, EXISTS_WITH_DIFFERENT_PAYLOAD, Ev
 from ledger_engine.pipeline.inbox import write_event_files
 from ledger_engine.pipeline.job import run_pipeline
 from ledger_engine.runtime.serial import run_serial
-from ledger_engine.store.database import connect
+from ledger_engine.store.database import connect, ledger_url
 from ledger_engine.store.requests import DuplicateEvent, request_outcome
 from tests.support.database import rows
 
@@ -115,7 +115,8 @@ def scratch_database(pg_server_url: str) -> Iterator[Callable[[], str]]:
         name = f"ledger_retries_{uuid.uuid4().hex[:12]}"
         execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
         created.append(name)
-        return make_url(pg_server_url).set(database=name).render_as_string(hide_password=False)
+        url = make_url(pg_server_url).set(database=name).render_as_string(hide_password=False)
+        return ledger_url(url, build_ledger())  # the bank's schema, which its pipeline creates
 
     yield make
     for name in created:

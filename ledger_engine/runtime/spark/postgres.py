@@ -27,7 +27,6 @@ import pyarrow as pa
 from psycopg2 import sql
 from pyspark import TaskContext
 
-from ledger_engine.audit.merkle import MODULUS, bucket_deltas
 from ledger_engine.core.declarations import StreamingLedger, Table
 from ledger_engine.core.records import APPLIED, DUPLICATE, REJECTED, Rejection
 from ledger_engine.core.storable import key_text
@@ -36,6 +35,7 @@ from ledger_engine.runtime.parallel.bins import Executed, NetChange, RowKey
 from ledger_engine.runtime.parallel.settle import Settled
 from ledger_engine.runtime.spark.codec import OUTPUT, PICKLE, SUMMARY, batch_of, event_of
 from ledger_engine.runtime.spark.execution import EventLine, Task
+from ledger_engine.store.merkle import MODULUS, bucket_deltas
 from ledger_engine.store.staging import (
     STAGED_ROWS,
     Stager,
