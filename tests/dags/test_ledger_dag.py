@@ -9,6 +9,7 @@ Each Airflow call runs in a subprocess (`dag_runner.py`) with an isolated AIRFLO
 
 from __future__ import annotations
 
+import html
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -252,7 +253,7 @@ def test_a_run_carrying_on_from_a_balance_changed_behind_the_engines_back_fails(
     page = new_reports[0].read_text(encoding="utf-8")
     assert "audit check(s) failed." in page
     assert f"Batch audit: batches {new_batch} to {new_batch}" in page
-    assert f"key=&#x27;{changed_key}&#x27;, batch_id={new_batch}, position=0" in page
+    assert f"key='{changed_key}', batch_id={new_batch}, position=0" in html.unescape(page)
     assert f"before={was + 1}, previous_after={was}" in page
 
 
