@@ -35,41 +35,34 @@ DAG's only leaf, and Airflow derives a run's state from its leaves, so it fails,
 the report, if any check failed or any task before it did not succeed: a run is green only
 when the batches committed and every audit passed.
 
-Task bodies are thin and import `ledger_engine` lazily, so parsing this file stays fast (no
-Spark, Great Expectations or database import at parse time); the logic lives in
-`ledger_engine`. `max_active_runs=1`: two runs must never drive the same streaming checkpoint
-at once; the run lease (`ledger_engine.store.lease`) also keeps a DAG run and a manual
-`ledger run` apart: the later one waits up to `LEDGER_RUN_WAIT_SECONDS`, then fails saying
-which run holds the ledger.
+Task bodies are a few lines calling the platform (`ledger_engine.pipeline.dag_tasks`,
+`ledger_engine.audit.dag_tasks`), imported lazily, so parsing this file stays fast: it reads
+only the settings (`ledger_engine.config`), never Spark, Great Expectations or a database.
+`max_active_runs=1`: two runs must never drive the same streaming checkpoint at once; the run
+lease (`ledger_engine.store.lease`) also keeps a DAG run and a manual `ledger run` apart: the
+later one waits up to `LEDGER_RUN_WAIT_SECONDS`, then fails saying which run holds the ledger.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 from datetime import timedelta
 from typing import Any
 
 import pendulum
 from airflow.sdk import TriggerRule, dag, task
 
+from ledger_engine.config import Settings
+
 DAG_ID = "ledger_pipeline"
-DEFAULT_SCHEDULE = "*/15 * * * *"
 
 log = logging.getLogger(__name__)
-
-
-def _schedule() -> str | None:
-    value = os.environ.get("LEDGER_DAG_SCHEDULE", "").strip()
-    if not value:
-        return DEFAULT_SCHEDULE
-    return None if value.lower() == "none" else value
 
 
 @dag(
     dag_id=DAG_ID,
     description="Spark micro-batches committed exactly once to PostgreSQL, then audited",
-    schedule=_schedule(),
+    schedule=Settings.from_env().pipeline_schedule,
     start_date=pendulum.datetime(2025, 1, 1, tz="UTC"),
     catchup=False,
     max_active_runs=1,
@@ -84,29 +77,9 @@ def ledger_pipeline() -> None:
         """Process every landed event file; each micro-batch commits exactly once."""
         from airflow.sdk import get_current_context
 
-        from ledger_engine.config import Settings
-        from ledger_engine.pipeline.job import run_pipeline
+        from ledger_engine.pipeline.dag_tasks import micro_batches_task
 
-        settings = Settings.from_env()
-        log.info("inbox %s, Spark master %s", settings.inbox, settings.spark_master)
-        # Named in the run lease, so that a `ledger run` started meanwhile says who holds it.
-        holder = f"airflow {DAG_ID} {get_current_context()['run_id']}"
-
-        def on_wait(current: Any, waited: float) -> None:
-            log.info("waited %.0f s for %s", waited, current.describe() if current else "a run")
-
-        report = run_pipeline(settings, holder=holder, on_wait=on_wait)
-        summary = {
-            "batches": sum(1 for b in report.batches if b.committed),
-            "replayed_batches": sum(1 for b in report.batches if not b.committed),
-            "ingested": report.total("ingested"),
-            "applied": report.total("applied"),
-            "rejected": report.total("rejected"),
-            "duplicates": report.total("duplicates"),
-            "wall_seconds": round(report.wall_seconds, 3),
-        }
-        log.info("micro-batches: %s", summary)
-        return summary
+        return micro_batches_task(get_current_context()["run_id"], DAG_ID, log)
 
     @task(trigger_rule=TriggerRule.ALL_DONE, execution_timeout=timedelta(minutes=30))
     def great_expectations_checkpoint() -> dict[str, Any]:

@@ -36,30 +36,23 @@ stays fast.
 from __future__ import annotations
 
 import logging
-import os
 from datetime import timedelta
 from typing import Any
 
 import pendulum
 from airflow.sdk import TriggerRule, dag, task
 
+from ledger_engine.config import Settings
+
 DAG_ID = "ledger_replay"
-DEFAULT_SCHEDULE = "@daily"
 
 log = logging.getLogger(__name__)
-
-
-def _schedule() -> str | None:
-    value = os.environ.get("LEDGER_REPLAY_SCHEDULE", "").strip()
-    if not value:
-        return DEFAULT_SCHEDULE
-    return None if value.lower() == "none" else value
 
 
 @dag(
     dag_id=DAG_ID,
     description="The daily full audit: Merkle trees, the whole-ledger suite, the replay",
-    schedule=_schedule(),
+    schedule=Settings.from_env().replay_schedule,
     start_date=pendulum.datetime(2025, 1, 1, tz="UTC"),
     catchup=False,
     max_active_runs=1,

@@ -17,6 +17,8 @@
 | `LEDGER_APP` | `ledger_engine.apps.bank.ledger:build_ledger` | the ledger's `module:function` |
 | `LEDGER_RUN_WAIT_SECONDS` | `300` | how long a pipeline run waits for another run to end |
 | `LEDGER_FAULT` | unset | tests: die at `point[@batch][:action]` (`pipeline.faults`) |
+| `LEDGER_DAG_SCHEDULE` | `*/15 * * * *` | `ledger_pipeline`'s schedule (`none`: manual only) |
+| `LEDGER_REPLAY_SCHEDULE` | `@daily` | `ledger_replay`'s schedule (`none`: manual only) |
 """
 
 from __future__ import annotations
@@ -29,6 +31,17 @@ from pathlib import Path
 from ledger_engine.pipeline.faults import FaultPlan
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
+PIPELINE_SCHEDULE = "*/15 * * * *"
+REPLAY_SCHEDULE = "@daily"
+
+
+def schedule_setting(value: str | None, default: str) -> str | None:
+    """A DAG's schedule from its setting: unset or blank gives `default`, `none` (any case)
+    manual runs only, anything else is a cron expression or preset for Airflow to check."""
+    value = (value or "").strip()
+    if not value:
+        return default
+    return None if value.lower() == "none" else value
 
 
 @dataclass(frozen=True)
@@ -51,6 +64,8 @@ class Settings:
     fault: str | None = None
     # One Great Expectations project per ledger, in `<expectations>/<the ledger's schema>/gx`.
     expectations: Path = PROJECT_ROOT / "expectations"
+    pipeline_schedule: str | None = PIPELINE_SCHEDULE
+    replay_schedule: str | None = REPLAY_SCHEDULE
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -81,6 +96,8 @@ class Settings:
             run_wait_seconds=run_wait_seconds,
             fault=fault,
             expectations=Path(env.get("LEDGER_EXPECTATIONS", PROJECT_ROOT / "expectations")),
+            pipeline_schedule=schedule_setting(env.get("LEDGER_DAG_SCHEDULE"), PIPELINE_SCHEDULE),
+            replay_schedule=schedule_setting(env.get("LEDGER_REPLAY_SCHEDULE"), REPLAY_SCHEDULE),
         )
 
     def with_overrides(self, **changes: object) -> Settings:

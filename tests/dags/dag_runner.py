@@ -19,7 +19,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-LAZY_MODULES = ("ledger_engine", "pyspark", "great_expectations", "pgserver")
+# What parsing must not import: the DAG files read the settings (`ledger_engine.config`, pure
+# Python) and import everything else inside their tasks.
+LAZY_MODULES = (
+    "pyspark",
+    "great_expectations",
+    "pgserver",
+    "ledger_engine.runtime.spark",
+    "ledger_engine.store",
+    "ledger_engine.audit",
+    "ledger_engine.pipeline.job",
+)
 
 
 def parse(dags_folder: Path) -> dict[str, Any]:

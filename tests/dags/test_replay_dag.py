@@ -25,7 +25,7 @@ from tests.dags.conftest import DAGS_FOLDER, RUNNER, Runner, run_logged
 DAG_ID = "ledger_replay"
 
 
-def test_the_replay_dag_parses_without_importing_the_platform(parsed: dict) -> None:
+def test_the_replay_dag_parses_reading_only_the_settings(parsed: dict) -> None:
     assert parsed["import_errors"] == {}
     assert Path(parsed["dags"][DAG_ID]["fileloc"]).name == "ledger_replay.py"
     assert parsed["modules_loaded_by_parsing"] == []

@@ -20,6 +20,7 @@ from ledger_engine.core.admission import Screened, admit_batch
 from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.core.records import Duplicate, Event, Rejection, RunResult
 from ledger_engine.core.transaction import Applied, PendingAdd
+from ledger_engine.runtime import Runner
 from ledger_engine.runtime.gc_pause import gc_paused
 from ledger_engine.runtime.parallel.assemble import assemble, pack
 from ledger_engine.runtime.parallel.bins import (
@@ -151,3 +152,20 @@ def execute_schedule(
                     state[table][key] = change.after
             executed.update((item.position, item) for item in results)
     return executed
+
+
+def partitioned_runner(bins: int = 2, round_cost: int = 0, rounds: int | None = None) -> Runner:
+    """`run_partitioned` with these options, as a `Runner`."""
+    assert bins >= 1 and round_cost >= 0
+
+    def run(
+        ledger: StreamingLedger,
+        events: Iterable[Event],
+        state: Mapping[str, Mapping[Any, Any]] | None = None,
+        known_requests: Mapping[str, str] | None = None,
+    ) -> RunResult:
+        return run_partitioned(
+            ledger, events, state, known_requests, bins=bins, round_cost=round_cost, rounds=rounds
+        )
+
+    return run

@@ -31,6 +31,7 @@ from ledger_engine.core.records import (
     RunResult,
     record,
 )
+from ledger_engine.runtime import Runner
 from ledger_engine.runtime.gc_pause import gc_paused
 from ledger_engine.runtime.parallel.assemble import assemble, pack
 from ledger_engine.runtime.parallel.bins import Executed, NetChange, RowKey
@@ -180,6 +181,20 @@ def run_spark(
     (one conflict component) runs with the serial runner in this process instead
     (`ledger_engine.runtime.parallel.probe`), unless `options` turn that off."""
     return run_spark_profiled(spark, ledger, events, state, known_requests, options)[0]
+
+
+def spark_runner(spark: SparkSession, options: ExecutionOptions | None = None) -> Runner:
+    """`run_spark` on `spark` with `options`, as a `Runner`."""
+
+    def run(
+        ledger: StreamingLedger,
+        events: Iterable[Event],
+        state: Mapping[str, Mapping[Any, Any]] | None = None,
+        known_requests: Mapping[str, str] | None = None,
+    ) -> RunResult:
+        return run_spark(spark, ledger, events, state, known_requests, options)
+
+    return run
 
 
 def run_spark_profiled(
