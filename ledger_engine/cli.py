@@ -242,24 +242,34 @@ def cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_balance(settings: Settings, args: argparse.Namespace) -> int:
-    """Print one account's reconciled balance."""
+    """Print one row of a declared table (default: the first the ledger declares, the bank's
+    accounts) as committed, with the batch that last changed it."""
+    from ledger_engine.apps import load_ledger
+    from ledger_engine.core.records import canonical_json
     from ledger_engine.store.database import open_views
 
-    engine = open_views(settings)
+    ledger = load_ledger(settings.app)
+    table = args.table or next(iter(ledger.tables))
+    if table not in ledger.tables:
+        console.print(f"ledger {ledger.name!r} declares no table {table!r}", markup=False)
+        return 2
+    engine = open_views(settings, ledger)
     try:
         with engine.connect() as conn:
             row = conn.execute(
                 text(
-                    "SELECT balance, last_batch_id FROM reconciled_balances WHERE account_id = :a"
+                    "SELECT value, last_batch_id FROM ledger_rows"
+                    " WHERE table_name = :table AND key = :key"
                 ),
-                {"a": args.account},
+                {"table": table, "key": args.key},
             ).first()
     finally:
         engine.dispose()
     if row is None:
-        console.print(f"no account {args.account!r}")
+        console.print(f"no row {args.key!r} in {table!r}", markup=False)
         return 1
-    console.print(f"{args.account}: {row.balance} (last changed in batch {row.last_batch_id})")
+    shown = f"{args.key}: {canonical_json(row.value)} (last changed in batch {row.last_batch_id})"
+    console.print(shown, markup=False)
     return 0
 
 
@@ -432,7 +442,8 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--open", action="store_true", help="open it in a web browser")
     report.set_defaults(handler=cmd_report)
     balance = commands.add_parser("balance", help=cmd_balance.__doc__)
-    balance.add_argument("account")
+    balance.add_argument("key", help="the row's key (an account id, for the bank)")
+    balance.add_argument("--table", help="a declared table (default: the first declared)")
     balance.set_defaults(handler=cmd_balance)
     request = commands.add_parser("request", help=cmd_request.__doc__)
     request.add_argument("request_id")

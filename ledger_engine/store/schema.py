@@ -2,20 +2,22 @@
 
 Each declared table is stored as a PostgreSQL table `(key, value)` named by its `sql_name`
 (`ledger_engine.core.naming`): `key` is `text` or `bigint`, `value` is `bigint`, `text` or
-`jsonb`, by the declared types. Each declared view is created from its query and granted to
-the readers; each declared invariant is recorded for the audits to evaluate. The platform
-compares the declarations with what it recorded in `ledger_declared_tables`,
-`ledger_declared_views` and `ledger_declared_invariants` (`sql/0016_declared_schema.sql`), and
-what differs becomes the ledger's next generated migration: one transaction, under the same
-advisory lock as the core migrations, recorded with the exact SQL it ran in
-`ledger_declared_migrations`. So a ledger grows (a new table, a new stream, a changed view)
-by declaring it.
+`jsonb`, by the declared types, and the view `ledger_rows` shows every row of every declared
+table (its declared name, its key as text, its value as JSON, the batch that last wrote it).
+Each declared view is created from its query and granted to the readers; each declared
+invariant is recorded for the audits to evaluate. The platform compares the declarations with
+what it recorded in `ledger_declared_tables`, `ledger_declared_views` and
+`ledger_declared_invariants` (`sql/0016_declared_schema.sql`), and what differs becomes the
+ledger's next generated migration: one transaction, under the same advisory lock as the core
+migrations, recorded with the exact SQL it ran in `ledger_declared_migrations`. So a ledger
+grows (a new table, a new stream, a changed view) by declaring it.
 
 A change that would lose data is refused with `SchemaMismatch`: a table's key or value type
 changed once the table was written (rows in it or entries in the change log). A table no
 longer declared is left as it is, with its rows. A table of the right shape that exists but
 was never recorded (a database migrated before tables were generated) is adopted as it is.
-Identifiers are quoted by `psycopg2.sql.Identifier`; labels are bound as parameters.
+Identifiers are quoted by `psycopg2.sql.Identifier`; labels are bound as parameters, or quoted
+by `psycopg2.sql.Literal` where DDL takes no parameters (the names in `ledger_rows`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,9 @@ from ledger_engine.store.migrations import MIGRATION_LOCK
 
 KEY_TYPES: Mapping[type, str] = {str: "text", int: "bigint"}
 VALUE_TYPES: Mapping[type, str] = {int: "bigint", str: "text", dict: "jsonb"}
+# Every row of every declared table, for people and readers (`ledger balance`): the platform's
+# view, recreated whenever the tables change.
+ROWS_VIEW = "ledger_rows"
 # State tables are updated in place, a batch's net changes at a time: room left on every page
 # lets PostgreSQL keep an updated row on its page (a HOT update) without touching the key index.
 _FILLFACTOR = 85
@@ -167,7 +172,7 @@ def apply_declared_schema(engine: Engine, ledger: StreamingLedger) -> int | None
         cursor.execute(_LAST_VERSION, (ledger.name,))
         version = (cursor.fetchone()[0] or 0) + 1
         try:
-            statements = _generate(cursor, changes)
+            statements = _generate(cursor, ledger, changes)
         except errors.InsufficientPrivilege as error:
             raise MigrationError(
                 f"ledger {ledger.name!r} needs a schema change ({changes.description()}) that "
@@ -217,9 +222,12 @@ def _refuse_other_ledgers(cursor: Any, ledger: StreamingLedger) -> None:
         )
 
 
-def _generate(cursor: Any, changes: SchemaChanges) -> list[str]:
+def _generate(cursor: Any, ledger: StreamingLedger, changes: SchemaChanges) -> list[str]:
     """Run the statements `changes` need and return their text, as run."""
     statements: list[sql.Composable] = []
+    tables_change = bool(changes.new_tables or changes.retyped_tables)
+    if tables_change:  # it reads every table, and a table it reads cannot be dropped
+        statements.append(sql.SQL("DROP VIEW IF EXISTS {}").format(sql.Identifier(ROWS_VIEW)))
     for table in changes.new_tables:
         if not _adopt(cursor, table):
             statements.append(_create_table(table))
@@ -236,11 +244,36 @@ def _generate(cursor: Any, changes: SchemaChanges) -> list[str]:
         statements.append(
             sql.SQL("GRANT SELECT ON {} TO ledger_reader, ledger_writer").format(name)
         )
+    if tables_change:
+        statements += _rows_view(list(ledger.tables.values()))
     texts = []
     for statement in statements:
         texts.append(statement.as_string(cursor))
         cursor.execute(statement)
     return texts
+
+
+def _rows_view(tables: list[Table]) -> list[sql.Composable]:
+    """The statements creating `ROWS_VIEW` over `tables`, granted to the readers."""
+    parts = [
+        sql.SQL(
+            "SELECT CAST({} AS text) AS table_name, CAST(t.key AS text) AS key,"
+            " to_jsonb(t.value) AS value FROM {} AS t"
+        ).format(sql.Literal(table.name), sql.Identifier(table.sql_name))
+        for table in tables
+    ]
+    name = sql.Identifier(ROWS_VIEW)
+    return [
+        sql.SQL(
+            "CREATE VIEW {} AS\nSELECT r.table_name, r.key, r.value, last_change.batch_id AS"
+            " last_batch_id\nFROM ({}) AS r\nLEFT JOIN LATERAL (\n"
+            "    SELECT c.batch_id FROM ledger_change_log AS c"
+            " WHERE c.key = r.key AND c.table_name = r.table_name\n"
+            "    ORDER BY c.batch_id DESC, c.position DESC, c.seq DESC LIMIT 1\n"
+            ") AS last_change ON true"
+        ).format(name, sql.SQL("\nUNION ALL\n").join(parts)),
+        sql.SQL("GRANT SELECT ON {} TO ledger_reader, ledger_writer").format(name),
+    ]
 
 
 def _create_table(table: Table) -> sql.Composable:

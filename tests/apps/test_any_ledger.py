@@ -20,7 +20,9 @@ from ledger_engine.apps.bank.generator import generate_events
 from ledger_engine.audit.replay import replay_checks
 from ledger_engine.audit.runner import run_audits
 from ledger_engine.audit.verify import verify_ledger
+from ledger_engine.cli import main
 from ledger_engine.config import Settings
+from ledger_engine.core.records import canonical_json
 from ledger_engine.pipeline.inbox import write_event_files
 from ledger_engine.pipeline.job import PipelineReport, run_pipeline
 from ledger_engine.store.database import ledger_schema, open_store
@@ -147,3 +149,18 @@ def test_the_batch_and_the_full_audit_pass_and_write_their_reports(committed):
     assert "<script>alert" not in page
     project = committed.settings.expectations / ledger_schema(ledger) / "gx"
     assert (project / "expectations" / "ledger_integrity.json").is_file()
+
+
+def test_ledger_balance_shows_a_row_of_any_declared_table(committed, monkeypatch, capsys):
+    ledger = load_ledger(committed.settings.app)
+    expected = run_serial(ledger, committed.events).state
+    table = next(name for name in reversed(list(ledger.tables)) if expected[name])
+    key, value = sorted(expected[table].items(), key=lambda item: str(item[0]))[0]
+    settings = committed.settings
+    monkeypatch.setenv("LEDGER_DATABASE_URL", settings.database_url or "")
+    monkeypatch.setenv("LEDGER_DATA_DIR", str(settings.data_dir))
+    monkeypatch.setenv("LEDGER_APP", settings.app)
+
+    assert main(["balance", str(key), "--table", table]) == 0
+    assert f"{key}: {canonical_json(value)} (last changed in batch" in capsys.readouterr().out
+    assert main(["balance", "no such key", "--table", table]) == 1

@@ -39,7 +39,7 @@ from ledger_engine.store.roles import (
 )
 from tests.support.database import rows
 
-VIEWS_FOR_READERS = ("reconciled_balances", "account_statements", "request_outcomes")
+VIEWS_FOR_READERS = ("reconciled_balances", "account_statements", "request_outcomes", "ledger_rows")
 GROUP_ROLES = ("ledger_writer", "ledger_reader", "ledger_auditor")
 # The log: the writer appends to it and never changes what is there.
 APPEND_ONLY = (
