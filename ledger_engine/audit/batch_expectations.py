@@ -43,6 +43,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ledger_engine.audit.chain import GENESIS_HASH
 from ledger_engine.audit.expectations import (
     _ONE_PER_EVENT,
     DEFAULT_PROJECT_ROOT,
@@ -56,7 +57,6 @@ from ledger_engine.audit.findings import CheckResult
 from ledger_engine.audit.session import BATCH_AUDIT_SETTINGS
 from ledger_engine.core.declarations import StreamingLedger, Table
 from ledger_engine.core.invariants import BALANCED, CONSERVED, MINIMUM, Invariant
-from ledger_engine.store.commit import GENESIS_HASH
 
 if TYPE_CHECKING:
     from great_expectations.expectations.expectation import Expectation

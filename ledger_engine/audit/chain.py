@@ -1,7 +1,10 @@
 """The batch chain audit: batch rows are contiguous, each hashes to its recorded `batch_hash`,
 and each names the hash of the batch before (`prev_hash`; batch 0 names `GENESIS_HASH`).
 
-A batch row's hash covers its counts, input and Merkle roots (`HASHED_FIELDS`), so a chain
+A batch row's hash covers its counts, input and Merkle roots (`HASHED_FIELDS`): the SHA-256 of
+the JSON object of those fields, keys sorted, no spaces, UTF-8 (the format the commit writes,
+`ledger_engine.store.commit.batch_row_hash`, recomputed here with code of the audit's own, so
+that a mistake in the commit's cannot vouch for itself). So a chain
 that holds from batch 0 to the last proves that no batch row was altered, removed or
 reordered, and that the last batch's roots are the ones the engine recorded. The audit names
 the *first* broken link: everything before it is proven, everything after it is not.
@@ -14,6 +17,8 @@ then holds from batch 0 to the newest batch, at a cost of the scope's batches on
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable, Mapping
 from datetime import UTC
 from typing import Any
@@ -22,7 +27,31 @@ from sqlalchemy import Connection, Engine, text
 
 from ledger_engine.audit.findings import AuditScope, CheckResult
 from ledger_engine.audit.scope import Mark
-from ledger_engine.store.commit import GENESIS_HASH, HASHED_FIELDS, batch_row_hash
+
+# The documented format of a batch row's hash: which fields, and the hash that batch 0 names.
+HASHED_FIELDS = (
+    "batch_id",
+    "ledger",
+    "input_fingerprint",
+    "input_files",
+    "events_ingested",
+    "applied",
+    "rejected",
+    "duplicates",
+    "changes",
+    "results",
+    "merkle_roots",
+    "prev_hash",
+)
+GENESIS_HASH = "0" * 64
+
+
+def batch_row_hash(row: Mapping[str, Any]) -> str:
+    """The hash a batch row should carry, recomputed from its recorded fields."""
+    fields = {name: row[name] for name in HASHED_FIELDS}
+    document = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(document.encode("utf-8")).hexdigest()
+
 
 SUITE = "merkle"
 NAME = "batch hash chain"

@@ -50,12 +50,12 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from sqlalchemy import create_engine
 
+from ledger_engine.audit.chain import GENESIS_HASH
 from ledger_engine.audit.findings import CheckResult
 from ledger_engine.audit.sql_files import audit_query
 from ledger_engine.config import PROJECT_ROOT
 from ledger_engine.core.declarations import StreamingLedger, Table
 from ledger_engine.core.invariants import Invariant
-from ledger_engine.store.commit import GENESIS_HASH
 from ledger_engine.store.database import with_session_settings
 from ledger_engine.store.embedded import to_sqlalchemy_url
 
