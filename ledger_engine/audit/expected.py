@@ -28,9 +28,8 @@ from ledger_engine.core.records import (
     RunResult,
 )
 from ledger_engine.core.storable import key_text
-from ledger_engine.store.staging import clean_text, request_id_of
 
-from .stored_form import jsonb_form, stored_event
+from .stored_form import jsonb_form, stored_event, stored_request_id, stored_text
 
 Place = tuple[int, int]  # (batch id, position in the batch)
 
@@ -193,7 +192,7 @@ def expected_records(lines: Iterable[Line], ends: Iterable[EventEnd]) -> Expecte
         ended = end.ended
         request = _executed(line.event, end.status)
         if isinstance(ended, Rejection):
-            stream, request_id = clean_text(ended.stream), request_id_of(ended.request_id)
+            stream, request_id = stored_text(ended.stream), stored_request_id(ended.request_id)
             kept = LineRecord(
                 *where,
                 REJECTED,
@@ -211,7 +210,7 @@ def expected_records(lines: Iterable[Line], ends: Iterable[EventEnd]) -> Expecte
                 DUPLICATE,
                 *columns,
                 kind=ended.kind,
-                ended_stream=clean_text(ended.stream),
+                ended_stream=stored_text(ended.stream),
                 ended_request_id=ended.request_id,
             )
         else:
@@ -248,7 +247,7 @@ def expected_records(lines: Iterable[Line], ends: Iterable[EventEnd]) -> Expecte
 def _executed(event: Event, status: str) -> tuple[str, str, str] | None:
     """The executed request's row an event leaves: the fingerprint of the event itself (a
     `StoredFormEvent`'s too, not of its stored form), as admission took it."""
-    request_id = request_id_of(event.request_id)
+    request_id = stored_request_id(event.request_id)
     if status == DUPLICATE or request_id is None:
         return None
     return (request_id, Event.fingerprint(event), status)

@@ -1,9 +1,12 @@
 """What the system of record keeps of an event and of a JSON value, as read back from it.
 
-The event log keeps a line's stream as text (`staging.clean_text`: a non-string stream as its
-JSON text), its request id only when valid, and its payload as `jsonb` only when it is a
-storable object (`staging.payload_of`; NULL otherwise). Results, change-log values and jsonb
-table values are `jsonb` too.
+The event log keeps a line's stream as text (a non-string stream as its JSON text, or its
+`repr` when JSON cannot hold it; NULL when PostgreSQL text cannot hold the result), its request
+id only when valid, and its payload as `jsonb` only when it is a storable object (NULL
+otherwise). Results, change-log values and jsonb table values are `jsonb` too. These rules are
+the staging's (`ledger_engine.store.staging`), written again here from the engine's own
+definitions of what is storable, so that the replay does not vouch for the staging with the
+staging's code.
 
 `jsonb` keeps numbers as `numeric`, which it writes back in plain decimal notation with as many
 digits after the point as the text it read had once its exponent was applied. So a float whose
@@ -24,8 +27,9 @@ import json
 from decimal import Decimal
 from typing import Any
 
+from ledger_engine.core.admission import valid_request_id
 from ledger_engine.core.records import Event, canonical_hash, canonical_json
-from ledger_engine.store.staging import clean_text, payload_of, request_id_of
+from ledger_engine.core.storable import json_problem, storable_text
 
 # Floats at least this large are written with an exponent and no digits after the point.
 _INTEGRAL_FLOATS = 1e16
@@ -71,10 +75,32 @@ def same_json(a: Any, b: Any) -> bool:
     return a == b
 
 
+def stored_text(value: Any) -> str | None:
+    """A text column's value as the event log keeps it (see the module's docstring)."""
+    if value is None:
+        return None
+    text = value
+    if not isinstance(value, str):
+        text = repr(value) if json_problem(value, "") is not None else canonical_json(value)
+    return text if storable_text(text) else None
+
+
+def stored_request_id(value: Any) -> str | None:
+    """The request id the event log keeps: a valid one, else none."""
+    return value if valid_request_id(value) else None
+
+
+def stored_payload(event: Event) -> Any:
+    """The payload the event log keeps, as it reads back: a storable object, else NULL."""
+    payload = event.payload
+    if not isinstance(payload, dict) or json_problem(payload, "payload") is not None:
+        return None
+    return jsonb_form(payload)
+
+
 def stored_event(event: Event) -> tuple[str | None, str | None, Any]:
     """(stream, request id, payload) of `event` as the event log keeps and reads them back."""
-    payload = None if payload_of(event) is None else jsonb_form(event.payload)
-    return clean_text(event.stream), request_id_of(event.request_id), payload
+    return stored_text(event.stream), stored_request_id(event.request_id), stored_payload(event)
 
 
 def stored_fingerprint(event: Event) -> str:
