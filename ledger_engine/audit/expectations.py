@@ -50,7 +50,6 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from sqlalchemy import create_engine
 
-from ledger_engine.audit.chain import GENESIS_HASH
 from ledger_engine.audit.findings import CheckResult
 from ledger_engine.audit.sql_files import audit_query
 from ledger_engine.config import PROJECT_ROOT
@@ -141,20 +140,7 @@ def unique_request_ids_query() -> str:
     """Request ids held by more than one executed (applied or rejected) event. An event whose
     request id is not a valid one is stored with a NULL id and takes none. This rule reads the
     event log, not the batch of state rows, so it has no `{batch}`."""
-    return """WITH executed AS (
-    SELECT e.request_id, e.batch_id, e.position, e.outcome
-    FROM ledger_events AS e
-    WHERE e.outcome IN ('applied', 'rejected') AND e.request_id IS NOT NULL
-)
-SELECT request_id,
-       COUNT(*) AS executed_events,
-       string_agg(outcome || ' in batch ' || batch_id || ' at position ' || position, '; '
-                  ORDER BY batch_id, position) AS events
-FROM executed
-GROUP BY request_id
-HAVING COUNT(*) > 1
-ORDER BY request_id
-""".strip()
+    return audit_query("unique_request_ids")
 
 
 def accounted_query() -> str:
@@ -358,20 +344,7 @@ def batch_chain_query() -> str:
     the genesis hash), named by batch; hashes are shown by their first 16 hex digits. Only the
     links are checked here: recomputing each row's hash from its fields is `ledger verify`'s
     work, in Python. Reads the batch rows only."""
-    return f"""SELECT b.batch_id,
-       left(b.prev_hash, 16) AS prev_hash,
-       left(CASE WHEN b.batch_id = 0 THEN '{GENESIS_HASH}' ELSE earlier.batch_hash END, 16)
-           AS hash_of_batch_before,
-       CASE WHEN b.batch_id = 0 THEN 'the first batch does not start from the genesis hash'
-            WHEN earlier.batch_id IS NULL THEN 'the batch before is missing'
-            ELSE 'prev_hash is not the batch_hash of the batch before'
-       END AS problem
-FROM ledger_batches AS b
-LEFT JOIN ledger_batches AS earlier ON earlier.batch_id = b.batch_id - 1
-WHERE b.prev_hash IS DISTINCT FROM
-      CASE WHEN b.batch_id = 0 THEN '{GENESIS_HASH}' ELSE earlier.batch_hash END
-ORDER BY b.batch_id
-""".strip()
+    return audit_query("batch_chain")
 
 
 def rows_expectation(name: str, query: str, description: str, *, once: bool = False) -> Expectation:

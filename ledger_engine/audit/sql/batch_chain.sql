@@ -1,0 +1,15 @@
+-- Batch rows whose prev_hash is not the batch_hash of the batch before (batch 0's: the
+-- genesis hash, 64 zeros), named by batch; hashes shown by their first 16 hex digits.
+SELECT b.batch_id,
+       left(b.prev_hash, 16) AS prev_hash,
+       left(CASE WHEN b.batch_id = 0 THEN repeat('0', 64) ELSE earlier.batch_hash END, 16)
+           AS hash_of_batch_before,
+       CASE WHEN b.batch_id = 0 THEN 'the first batch does not start from the genesis hash'
+            WHEN earlier.batch_id IS NULL THEN 'the batch before is missing'
+            ELSE 'prev_hash is not the batch_hash of the batch before'
+       END AS problem
+FROM ledger_batches AS b
+LEFT JOIN ledger_batches AS earlier ON earlier.batch_id = b.batch_id - 1
+WHERE b.prev_hash IS DISTINCT FROM
+      CASE WHEN b.batch_id = 0 THEN repeat('0', 64) ELSE earlier.batch_hash END
+ORDER BY b.batch_id
