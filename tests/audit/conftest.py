@@ -3,10 +3,8 @@ in tests/conftest.py)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from sqlalchemy import Engine
@@ -14,45 +12,10 @@ from sqlalchemy import Engine
 from ledger_engine.config import Settings
 from ledger_engine.pipeline.job import BatchSummary
 from ledger_engine.store.database import connect
+from tests.support.bank import deposit, lookup, transfer
+from tests.support.events import event_file
 
 # --- Committing workloads ------------------------------------------------------------------
-
-
-def jsonl(*lines: dict[str, Any] | str) -> bytes:
-    """A JSON-lines file: dicts become JSON envelopes, strings are kept as they are (lines that
-    are deliberately not valid events)."""
-    return b"".join(
-        (json.dumps(line) if isinstance(line, dict) else line).encode() + b"\n" for line in lines
-    )
-
-
-def deposit(request_id: Any, account: str, asset: str, amount: Any, asset_amount: Any) -> dict:
-    payload = {
-        "account_id": account,
-        "asset_id": asset,
-        "amount": amount,
-        "asset_amount": asset_amount,
-    }
-    return {"stream": "deposits", "request_id": request_id, "payload": payload}
-
-
-def transfer(
-    request_id: str,
-    source: str,
-    target: str,
-    amount: int,
-    assets: tuple[str, str],
-    asset_amount: int,
-) -> dict:
-    payload = {
-        "source_account_id": source,
-        "target_account_id": target,
-        "source_asset_id": assets[0],
-        "target_asset_id": assets[1],
-        "amount": amount,
-        "asset_amount": asset_amount,
-    }
-    return {"stream": "transfers", "request_id": request_id, "payload": payload}
 
 
 def bank_batches() -> tuple[bytes, bytes]:
@@ -67,27 +30,39 @@ def bank_batches() -> tuple[bytes, bytes]:
         ("silver", "bronze"),
         ("bronze", "gold"),
     )
-    batch0 = jsonl(
-        deposit("d1", "alice", "gold", 100, 10),
-        deposit("d2", "bob", "silver", 50, 5),
-        deposit("d3", "carol", "bronze", 70, 7),
-        transfer("t1", "alice", "bob", 30, gold_silver, 3),  # SUCCESS
-        transfer("t2", "bob", "carol", 1000, silver_bronze, 1),  # REJECT: bob cannot afford it
-        "this line is not JSON",  # rejected: invalid_event, no request id
-        deposit("d4", "alice", "gold", -5, 1),  # rejected: aborted (amount must be positive)
-        deposit("d1", "alice", "gold", 100, 10),  # duplicate: exists
-        deposit("", "alice", "gold", 1, 1),  # rejected: invalid request id ''
-        deposit("", "bob", "gold", 1, 1),  # rejected again: '' is never taken
-        deposit(7, "carol", "gold", 1, 1),  # rejected: request id 7 is not a string
-    )
-    batch1 = jsonl(
-        transfer("t1", "alice", "bob", 999, gold_silver, 3),  # duplicate: different payload
-        deposit("d4", "alice", "gold", -5, 1),  # duplicate of a rejected event
-        transfer("t3", "carol", "alice", 20, bronze_gold, 2),  # SUCCESS
-        {"stream": "balance_lookups", "request_id": "b1", "payload": {"account_id": "alice"}},
-        deposit("7", "dave", "tin", 5, 1),  # applied: '7' is a valid id, unlike 7 above
-    )
-    return batch0, batch1
+    batch0 = [
+        deposit("d1", "alice", 100, asset="gold", asset_amount=10),
+        deposit("d2", "bob", 50, asset="silver", asset_amount=5),
+        deposit("d3", "carol", 70, asset="bronze", asset_amount=7),
+        # SUCCESS
+        transfer("t1", "alice", "bob", 30, assets=gold_silver, asset_amount=3),
+        # REJECT: bob cannot afford it
+        transfer("t2", "bob", "carol", 1000, assets=silver_bronze, asset_amount=1),
+        # rejected: invalid_event, no request id
+        b"this line is not JSON",
+        # rejected: aborted (amount must be positive)
+        deposit("d4", "alice", -5, asset="gold", asset_amount=1),
+        # duplicate: exists
+        deposit("d1", "alice", 100, asset="gold", asset_amount=10),
+        # rejected: invalid request id ''
+        deposit("", "alice", 1, asset="gold", asset_amount=1),
+        # rejected again: '' is never taken
+        deposit("", "bob", 1, asset="gold", asset_amount=1),
+        # rejected: request id 7 is not a string
+        deposit(7, "carol", 1, asset="gold", asset_amount=1),
+    ]
+    batch1 = [
+        # duplicate: different payload
+        transfer("t1", "alice", "bob", 999, assets=gold_silver, asset_amount=3),
+        # duplicate of a rejected event
+        deposit("d4", "alice", -5, asset="gold", asset_amount=1),
+        # SUCCESS
+        transfer("t3", "carol", "alice", 20, assets=bronze_gold, asset_amount=2),
+        lookup("b1", "alice"),
+        # applied: '7' is a valid id, unlike 7 above
+        deposit("7", "dave", 5, asset="tin", asset_amount=1),
+    ]
+    return event_file(batch0), event_file(batch1)
 
 
 def commit_bank_workload(commit_files: Callable[..., BatchSummary], engine: Engine) -> None:

@@ -24,7 +24,9 @@ from ledger_engine.audit.runner import run_audits
 from ledger_engine.audit.scope import begin_mark, read_scope
 from ledger_engine.cli import main
 from ledger_engine.store.database import connect
-from tests.audit.conftest import audit_settings, deposit, jsonl, transfer
+from tests.audit.conftest import audit_settings
+from tests.support.bank import deposit, transfer
+from tests.support.events import event_file
 
 # --- The ledger and its audits -------------------------------------------------------------
 
@@ -133,12 +135,10 @@ def test_each_audit_covers_only_the_batches_committed_since_the_one_before(
     audit, engine_of: Engine, commit_files
 ) -> None:
     audit()
-    commit_files(engine_of, 2, [("inbox/0003.jsonl", jsonl(deposit("d9", "erin", "lead", 9, 3)))])
-    commit_files(
-        engine_of,
-        3,
-        [("inbox/0004.jsonl", jsonl(transfer("t9", "erin", "bob", 4, ("lead", "silver"), 1)))],
-    )
+    erin_deposit = deposit("d9", "erin", 9, asset="lead", asset_amount=3)
+    erin_transfer = transfer("t9", "erin", "bob", 4, assets=("lead", "silver"), asset_amount=1)
+    commit_files(engine_of, 2, [("inbox/0003.jsonl", event_file([erin_deposit]))])
+    commit_files(engine_of, 3, [("inbox/0004.jsonl", event_file([erin_transfer]))])
 
     covering_two = audit()
     with_nothing_new = audit()
@@ -323,7 +323,8 @@ def bob_written_again(audit, engine_of: Engine, commit_files) -> None:
     """Batch 1 audited (its mark makes it the recent batch: bob, last written in batch 0, gets
     a pointer), then batch 2, a deposit to bob: his change before the scope is batch 0's."""
     assert audit().passed
-    commit_files(engine_of, 2, [("inbox/0003.jsonl", jsonl(deposit("d9", "bob", "silver", 5, 1)))])
+    bob_deposit = deposit("d9", "bob", 5, asset="silver", asset_amount=1)
+    commit_files(engine_of, 2, [("inbox/0003.jsonl", event_file([bob_deposit]))])
 
 
 def test_a_passing_audit_points_the_keys_only_earlier_batches_wrote_at_their_last_change(

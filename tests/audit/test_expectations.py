@@ -27,7 +27,9 @@ from ledger_engine.audit.findings import CheckResult
 from ledger_engine.core.admission import INVALID_REQUEST_ID
 from ledger_engine.pipeline.job import BatchSummary
 from ledger_engine.store.database import connect
-from tests.audit.conftest import commit_bank_workload, jsonl, transfer
+from tests.audit.conftest import commit_bank_workload
+from tests.support.bank import fee_transfer, transfer
+from tests.support.events import event_file
 
 LEDGER = build_ledger()
 FOLD_ACCOUNTS = "accounts equals the fold of its change log"
@@ -69,10 +71,11 @@ def commit_transfers_batch(commit_files: Callable[..., BatchSummary], engine: En
     each table gets one change that nets to zero by itself) and a fee transfer (the fee goes to
     a third account). Final state: accounts alice 84, bob 80, carol 50, dave 10, fees 1;
     asset_ledger gold 8, silver 8, bronze 5, tin 2."""
-    fee_transfer = transfer("f1", "alice", "dave", 5, ("gold", "tin"), 1)
-    fee_transfer["stream"] = "fee_transfers"
-    fee_transfer["payload"] |= {"fee": 1, "fee_account_id": "fees"}
-    batch2 = jsonl(transfer("s1", "alice", "alice", 10, ("gold", "gold"), 1), fee_transfer)
+    to_herself = transfer("s1", "alice", "alice", 10, assets=("gold", "gold"), asset_amount=1)
+    paying_a_fee = fee_transfer(
+        "f1", "alice", "dave", 5, assets=("gold", "tin"), asset_amount=1, fee=1, fee_account="fees"
+    )
+    batch2 = event_file([to_herself, paying_a_fee])
     commit_files(engine, 2, [("inbox/0003.jsonl", batch2)])
 
 

@@ -25,10 +25,13 @@ from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.audit.findings import AuditReport, CheckResult
 from ledger_engine.audit.report import latest_report, write_report
 from ledger_engine.config import PROJECT_ROOT
+from ledger_engine.core.records import Event
 from ledger_engine.pipeline.job import BatchProcessor, files_frame
 from ledger_engine.store.commit import batch_row_hash
 from ledger_engine.store.database import connect
 from ledger_engine.store.lease import run_lease
+from tests.support.bank import deposit, lookup, transfer
+from tests.support.events import event_file
 from tests.support.html_page import Page
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -40,39 +43,21 @@ HOSTILE = "<script>alert('x')</script>"
 # --- The ledger: two small batches with every outcome ------------------------------------
 
 
-def line(stream: str, request_id: str, **payload: object) -> str:
-    return json.dumps({"stream": stream, "request_id": request_id, "payload": payload})
-
-
-def deposit(request_id: str, account: str, amount: object, **extra: object) -> str:
-    fields = {"account_id": account, "asset_id": f"{account}-gold", "amount": amount}
-    return line("deposits", request_id, **fields, asset_amount=1, **extra)
-
-
-BATCHES = (
+BATCHES: tuple[list[Event | bytes], ...] = (
     [
-        deposit("d1", "alice", 100),
-        deposit("d2", "bob", 50),
-        "this line is not JSON",  # invalid_event
-        deposit("d3", "alice", -5),  # aborted: amounts are positive
-        deposit("d4", "alice", 2**70),  # overflow
+        deposit("d1", "alice", 100, asset="alice-gold"),
+        deposit("d2", "bob", 50, asset="bob-gold"),
+        b"this line is not JSON",  # invalid_event
+        deposit("d3", "alice", -5, asset="alice-gold"),  # aborted: amounts are positive
+        deposit("d4", "alice", 2**70, asset="alice-gold"),  # overflow
     ],
     [
-        deposit("d1", "alice", 100),  # duplicate
-        deposit("d5", None, 10),  # bad_key: no account
-        deposit("d6", "carol", 7, ammount=7),  # invalid_event: unknown field
-        line(
-            "transfers",
-            "t1",
-            source_account_id="alice",
-            target_account_id="bob",
-            source_asset_id="alice-gold",
-            target_asset_id="bob-gold",
-            amount=30,
-            asset_amount=1,
-        ),
-        deposit("d7", "dave", 5),
-        line("balance_lookups", "b1", account_id="alice"),
+        deposit("d1", "alice", 100, asset="alice-gold"),  # duplicate
+        deposit("d5", None, 10, asset="None-gold"),  # bad_key: no account
+        deposit("d6", "carol", 7, asset="carol-gold", ammount=7),  # invalid_event: unknown field
+        transfer("t1", "alice", "bob", 30, assets=("alice-gold", "bob-gold")),
+        deposit("d7", "dave", 5, asset="dave-gold"),
+        lookup("b1", "alice"),
     ],
 )
 # Rejected events by reason, as the report orders them: most frequent first, then by name.
@@ -86,7 +71,7 @@ def ledger(module_database_url: str, spark: SparkSession) -> Iterator[Engine]:
     with run_lease(engine, "test_report") as lease:
         processor = BatchProcessor(spark, build_ledger(), engine, lease)
         for batch_id, lines in enumerate(BATCHES):
-            content = "".join(f"{text_line}\n" for text_line in lines).encode()
+            content = event_file(lines)
             processor.process(batch_id, files_frame(spark, [(f"in/{batch_id}.jsonl", content)]))
     yield engine
     engine.dispose()

@@ -19,8 +19,9 @@ import pytest
 from sqlalchemy import text
 
 from ledger_engine.store.database import connect
-from tests.audit.conftest import deposit, jsonl
 from tests.dags.conftest import DAGS_FOLDER, RUNNER, Runner, run_logged
+from tests.support.bank import deposit
+from tests.support.events import event_file
 
 DAG_ID = "ledger_replay"
 
@@ -75,8 +76,11 @@ def committed_url(make_database_url: Callable[..., str], commit_files) -> str:
     url = make_database_url()
     engine = connect(url)
     try:
-        deposits = jsonl(
-            deposit("d1", "alice", "gold", 100, 10), deposit("d2", "bob", "gold", 80, 8)
+        deposits = event_file(
+            [
+                deposit("d1", "alice", 100, asset="gold", asset_amount=10),
+                deposit("d2", "bob", 80, asset="gold", asset_amount=8),
+            ]
         )
         commit_files(engine, 0, [("0001.jsonl", deposits)])
     finally:

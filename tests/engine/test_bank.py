@@ -7,7 +7,6 @@ import json
 import os
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -17,48 +16,19 @@ from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.core.ingest import event_to_line
 from ledger_engine.pipeline import inbox
 from ledger_engine.pipeline.inbox import write_event_files
+from tests.support.bank import deposit, fee_transfer, lookup, transfer
 
 LEDGER = build_ledger()
 EMPTY = {"accounts": {}, "asset_ledger": {}}
-
-
-def deposit(request_id: str, account: str, amount: Any, asset_amount: Any = 1) -> Event:
-    payload = {
-        "account_id": f"acct-{account}",
-        "asset_id": f"asset-{account}",
-        "amount": amount,
-        "asset_amount": asset_amount,
-    }
-    return Event("deposits", request_id, payload)
-
-
-def transfer(
-    request_id: str,
-    source: str,
-    target: str,
-    amount: Any,
-    asset_amount: Any = 1,
-    **extra: Any,
-) -> Event:
-    payload = {
-        "source_account_id": f"acct-{source}",
-        "target_account_id": f"acct-{target}",
-        "source_asset_id": f"asset-{source}",
-        "target_asset_id": f"asset-{target}",
-        "amount": amount,
-        "asset_amount": asset_amount,
-        **extra,
-    }
-    return Event("transfers", request_id, payload)
-
-
-def lookup(request_id: str, account: str) -> Event:
-    return Event("balance_lookups", request_id, {"account_id": f"acct-{account}"})
+# The accounts of most tests, and their asset entries.
+A, B = "acct-a", "acct-b"
+ASSET_A, ASSET_B = "asset-a", "asset-b"
+ASSETS_AB = (ASSET_A, ASSET_B)  # a transfer from a to b moves assets between these
 
 
 def funded(balance: int, asset: int) -> dict[str, dict[str, int]]:
     """State with account `a` holding `balance` and asset entry `a` holding `asset`."""
-    return {"accounts": {"acct-a": balance}, "asset_ledger": {"asset-a": asset}}
+    return {"accounts": {A: balance}, "asset_ledger": {ASSET_A: asset}}
 
 
 def applied_positions(result: RunResult) -> list[int]:
@@ -76,17 +46,24 @@ def applied_deposit_totals(events: list[Event], result: RunResult) -> tuple[int,
 
 
 def test_a_deposit_credits_the_account_and_the_asset_entry():
-    result = run_serial(LEDGER, [deposit("r1", "a", 500, 20)])
+    result = run_serial(LEDGER, [deposit("r1", A, 500, asset=ASSET_A, asset_amount=20)])
     assert result.state == {"accounts": {"acct-a": 500}, "asset_ledger": {"asset-a": 20}}
 
 
 def test_deposits_to_an_existing_account_accumulate():
-    result = run_serial(LEDGER, [deposit("r1", "a", 500, 20), deposit("r2", "a", 7, 3)], EMPTY)
+    result = run_serial(
+        LEDGER,
+        [
+            deposit("r1", A, 500, asset=ASSET_A, asset_amount=20),
+            deposit("r2", A, 7, asset=ASSET_A, asset_amount=3),
+        ],
+        EMPTY,
+    )
     assert result.state == {"accounts": {"acct-a": 507}, "asset_ledger": {"asset-a": 23}}
 
 
 def test_a_deposit_emits_no_result():
-    assert run_serial(LEDGER, [deposit("r1", "a", 500, 20)]).results == []
+    assert run_serial(LEDGER, [deposit("r1", A, 500, asset=ASSET_A, asset_amount=20)]).results == []
 
 
 # -- transfers -------------------------------------------------------------------------------
@@ -97,7 +74,9 @@ def test_an_affordable_transfer_moves_money_and_assets():
         "accounts": {"acct-a": 1_000, "acct-b": 10},
         "asset_ledger": {"asset-a": 50, "asset-b": 5},
     }
-    result = run_serial(LEDGER, [transfer("t1", "a", "b", 300, 20)], state)
+    result = run_serial(
+        LEDGER, [transfer("t1", A, B, 300, assets=ASSETS_AB, asset_amount=20)], state
+    )
     assert result.state == {
         "accounts": {"acct-a": 700, "acct-b": 310},
         "asset_ledger": {"asset-a": 30, "asset-b": 25},
@@ -105,7 +84,9 @@ def test_an_affordable_transfer_moves_money_and_assets():
 
 
 def test_a_successful_transfer_reports_the_new_balances():
-    result = run_serial(LEDGER, [transfer("t1", "a", "b", 300, 20)], funded(1_000, 50))
+    result = run_serial(
+        LEDGER, [transfer("t1", A, B, 300, assets=ASSETS_AB, asset_amount=20)], funded(1_000, 50)
+    )
     assert result.results == [
         Result(
             "transfers",
@@ -146,7 +127,9 @@ def test_a_successful_transfer_reports_the_new_balances():
 def test_a_transfer_applies_only_when_strictly_affordable(
     balance, asset, amount, asset_amount, min_balance, status
 ):
-    event = transfer("t1", "a", "b", amount, asset_amount, min_balance=min_balance)
+    event = transfer(
+        "t1", A, B, amount, assets=ASSETS_AB, asset_amount=asset_amount, min_balance=min_balance
+    )
     result = run_serial(LEDGER, [event], funded(balance, asset))
     assert result.rejections == []
     assert result.applied_count == 1
@@ -155,7 +138,9 @@ def test_a_transfer_applies_only_when_strictly_affordable(
 
 def test_a_rejected_transfer_leaves_the_state_unchanged_and_reports_the_balances():
     state = funded(100, 50)
-    result = run_serial(LEDGER, [transfer("t1", "a", "b", 100, 1)], state)
+    result = run_serial(
+        LEDGER, [transfer("t1", A, B, 100, assets=ASSETS_AB, asset_amount=1)], state
+    )
     assert result.state == state
     assert result.changes == []
     assert result.results[0].payload == {
@@ -168,27 +153,35 @@ def test_a_rejected_transfer_leaves_the_state_unchanged_and_reports_the_balances
 
 
 def test_a_transfer_from_an_account_never_credited_is_a_reject():
-    result = run_serial(LEDGER, [transfer("t1", "ghost", "a", 1, 1)], funded(100, 50))
+    result = run_serial(
+        LEDGER,
+        [transfer("t1", "acct-ghost", A, 1, assets=("asset-ghost", ASSET_A), asset_amount=1)],
+        funded(100, 50),
+    )
     assert result.results[0].payload["status"] == "REJECT"
     assert result.state == funded(100, 50)
 
 
 def test_a_transfer_to_oneself_changes_nothing_but_succeeds():
-    result = run_serial(LEDGER, [transfer("t1", "a", "a", 40, 5)], funded(100, 50))
+    result = run_serial(
+        LEDGER,
+        [transfer("t1", A, A, 40, assets=(ASSET_A, ASSET_A), asset_amount=5)],
+        funded(100, 50),
+    )
     assert result.state == funded(100, 50)
     assert result.results[0].payload["status"] == "SUCCESS"
     assert result.results[0].payload["source_balance"] == 100
 
 
 def test_a_transfer_can_use_a_min_balance_below_zero():
-    event = transfer("t1", "a", "b", 10, 1, min_balance=-5)
+    event = transfer("t1", A, B, 10, assets=ASSETS_AB, asset_amount=1, min_balance=-5)
     result = run_serial(LEDGER, [event], funded(11, 2))
     assert result.results[0].payload["status"] == "SUCCESS"
 
 
 @pytest.mark.parametrize("min_balance", [1.5, "0", True, None])
 def test_a_transfer_with_a_non_integer_min_balance_is_aborted(min_balance):
-    event = transfer("t1", "a", "b", 10, 1, min_balance=min_balance)
+    event = transfer("t1", A, B, 10, assets=ASSETS_AB, asset_amount=1, min_balance=min_balance)
     result = run_serial(LEDGER, [event], funded(100, 50))
     assert [r.reason for r in result.rejections] == ["aborted"]
     assert result.state == funded(100, 50)
@@ -198,19 +191,19 @@ def test_a_transfer_with_a_non_integer_min_balance_is_aborted(min_balance):
 
 
 def test_a_balance_lookup_emits_the_balance():
-    result = run_serial(LEDGER, [lookup("l1", "a")], funded(123, 1))
+    result = run_serial(LEDGER, [lookup("l1", A)], funded(123, 1))
     assert result.results == [
         Result("balance_lookups", "l1", {"account_id": "acct-a", "balance": 123})
     ]
 
 
 def test_a_balance_lookup_of_an_unknown_account_emits_zero():
-    result = run_serial(LEDGER, [lookup("l1", "nobody")], funded(123, 1))
+    result = run_serial(LEDGER, [lookup("l1", "acct-nobody")], funded(123, 1))
     assert result.results[0].payload == {"account_id": "acct-nobody", "balance": 0}
 
 
 def test_a_balance_lookup_writes_nothing():
-    result = run_serial(LEDGER, [lookup("l1", "a"), lookup("l2", "nobody")], funded(123, 1))
+    result = run_serial(LEDGER, [lookup("l1", A), lookup("l2", "acct-nobody")], funded(123, 1))
     assert result.changes == []
     assert result.state == funded(123, 1)
 
@@ -222,21 +215,27 @@ BAD_AMOUNTS = [0, -1, -500, 1.0, 2.5, True, "100", None]
 
 @pytest.mark.parametrize("amount", BAD_AMOUNTS)
 def test_a_deposit_with_a_bad_amount_is_aborted(amount):
-    result = run_serial(LEDGER, [deposit("r1", "a", amount, 5)], funded(100, 50))
+    result = run_serial(
+        LEDGER, [deposit("r1", A, amount, asset=ASSET_A, asset_amount=5)], funded(100, 50)
+    )
     assert [r.reason for r in result.rejections] == ["aborted"]
     assert result.state == funded(100, 50)
 
 
 @pytest.mark.parametrize("asset_amount", BAD_AMOUNTS)
 def test_a_deposit_with_a_bad_asset_amount_is_aborted(asset_amount):
-    result = run_serial(LEDGER, [deposit("r1", "a", 5, asset_amount)], funded(100, 50))
+    result = run_serial(
+        LEDGER, [deposit("r1", A, 5, asset=ASSET_A, asset_amount=asset_amount)], funded(100, 50)
+    )
     assert [r.reason for r in result.rejections] == ["aborted"]
     assert result.state == funded(100, 50)
 
 
 @pytest.mark.parametrize("amount", BAD_AMOUNTS)
 def test_a_transfer_with_a_bad_amount_is_aborted(amount):
-    result = run_serial(LEDGER, [transfer("t1", "a", "b", amount, 1)], funded(100, 50))
+    result = run_serial(
+        LEDGER, [transfer("t1", A, B, amount, assets=ASSETS_AB, asset_amount=1)], funded(100, 50)
+    )
     assert [r.reason for r in result.rejections] == ["aborted"]
     assert result.results == []
     assert result.state == funded(100, 50)
@@ -244,13 +243,17 @@ def test_a_transfer_with_a_bad_amount_is_aborted(amount):
 
 @pytest.mark.parametrize("asset_amount", BAD_AMOUNTS)
 def test_a_transfer_with_a_bad_asset_amount_is_aborted(asset_amount):
-    result = run_serial(LEDGER, [transfer("t1", "a", "b", 10, asset_amount)], funded(100, 50))
+    result = run_serial(
+        LEDGER,
+        [transfer("t1", A, B, 10, assets=ASSETS_AB, asset_amount=asset_amount)],
+        funded(100, 50),
+    )
     assert [r.reason for r in result.rejections] == ["aborted"]
     assert result.state == funded(100, 50)
 
 
 def test_a_transfer_missing_its_target_is_an_invalid_event_naming_the_field():
-    event = transfer("t1", "a", "b", 10, 1)
+    event = transfer("t1", A, B, 10, assets=ASSETS_AB, asset_amount=1)
     del event.payload["target_account_id"]
     result = run_serial(LEDGER, [event], funded(100, 50))
     assert [r.reason for r in result.rejections] == ["invalid_event"]
@@ -259,14 +262,14 @@ def test_a_transfer_missing_its_target_is_an_invalid_event_naming_the_field():
 
 
 def test_a_transfer_with_a_null_target_is_a_bad_key():
-    event = transfer("t1", "a", "b", 10, 1)
+    event = transfer("t1", A, B, 10, assets=ASSETS_AB, asset_amount=1)
     event.payload["target_account_id"] = None
     result = run_serial(LEDGER, [event], funded(100, 50))
     assert [r.reason for r in result.rejections] == ["bad_key"]
 
 
 def test_a_misspelt_field_is_an_invalid_event_naming_both_fields():
-    event = transfer("t1", "a", "b", 10, 1)
+    event = transfer("t1", A, B, 10, assets=ASSETS_AB, asset_amount=1)
     event.payload["min_balanse"] = 50  # meant as min_balance, which is optional
     result = run_serial(LEDGER, [event], funded(100, 50))
     assert [r.reason for r in result.rejections] == ["invalid_event"]
@@ -276,7 +279,9 @@ def test_a_misspelt_field_is_an_invalid_event_naming_both_fields():
 
 @pytest.mark.parametrize("amount", [2**63, 10**30])
 def test_an_amount_beyond_int64_is_an_overflow(amount):
-    result = run_serial(LEDGER, [transfer("t1", "a", "b", amount, 1)], funded(100, 50))
+    result = run_serial(
+        LEDGER, [transfer("t1", A, B, amount, assets=ASSETS_AB, asset_amount=1)], funded(100, 50)
+    )
     assert [r.reason for r in result.rejections] == ["overflow"]
     assert result.results == []
 
@@ -414,7 +419,7 @@ def line_to_event(line: str) -> Event:
 
 
 def test_an_event_line_is_a_compact_json_envelope():
-    line = event_to_line(deposit("r1", "a", 5, 1))
+    line = event_to_line(deposit("r1", A, 5, asset=ASSET_A, asset_amount=1))
     assert line == (
         '{"stream":"deposits","request_id":"r1","payload":{"account_id":"acct-a",'
         '"asset_id":"asset-a","amount":5,"asset_amount":1}}'
@@ -490,34 +495,51 @@ def test_event_files_appear_complete_under_their_final_name(tmp_path: Path, monk
 
 # -- fee transfers ---------------------------------------------------------------------------
 
-
-def fee_transfer(request_id: str, source: str, target: str, amount: Any, fee: Any) -> Event:
-    event = transfer(request_id, source, target, amount, fee=fee, fee_account_id="acct-fees")
-    return Event("fee_transfers", request_id, event.payload)
+FEES = "acct-fees"  # the account the fee transfers pay their fees into
 
 
 def test_a_fee_transfer_pays_the_fee_into_the_fee_account():
-    result = run_serial(LEDGER, [fee_transfer("t1", "a", "b", 300, 7)], funded(1_000, 50))
+    result = run_serial(
+        LEDGER,
+        [fee_transfer("t1", A, B, 300, assets=ASSETS_AB, fee=7, fee_account=FEES)],
+        funded(1_000, 50),
+    )
     assert result.state["accounts"] == {"acct-a": 693, "acct-b": 300, "acct-fees": 7}
     assert result.results[0].payload["status"] == "SUCCESS"
 
 
 def test_a_fee_transfer_must_afford_amount_and_fee():
     state = funded(1_000, 50)
-    result = run_serial(LEDGER, [fee_transfer("t1", "a", "b", 995, 5)], state)
+    result = run_serial(
+        LEDGER, [fee_transfer("t1", A, B, 995, assets=ASSETS_AB, fee=5, fee_account=FEES)], state
+    )
     assert result.results[0].payload["status"] == "REJECT"
     assert result.state["accounts"] == state["accounts"]
 
 
 @pytest.mark.parametrize("fee", [-1, 1.5, "3", None])
 def test_a_fee_transfer_with_a_bad_fee_is_aborted(fee):
-    result = run_serial(LEDGER, [fee_transfer("t1", "a", "b", 10, fee)], funded(100, 50))
+    result = run_serial(
+        LEDGER,
+        [fee_transfer("t1", A, B, 10, assets=ASSETS_AB, fee=fee, fee_account=FEES)],
+        funded(100, 50),
+    )
     assert [r.reason for r in result.rejections] == ["aborted"]
 
 
 def test_fee_transfers_conserve_money():
+    pairs = [(i % 5, (i + 2) % 5) for i in range(60)]  # (source, target) of transfer i
     events = [
-        fee_transfer(f"t{i}", f"a{i % 5}", f"a{(i + 2) % 5}", 10 + i, i % 4) for i in range(60)
+        fee_transfer(
+            f"t{i}",
+            f"acct-a{source}",
+            f"acct-a{target}",
+            10 + i,
+            assets=(f"asset-a{source}", f"asset-a{target}"),
+            fee=i % 4,
+            fee_account=FEES,
+        )
+        for i, (source, target) in enumerate(pairs)
     ]
     state = {
         "accounts": {f"acct-a{i}": 500 for i in range(5)},

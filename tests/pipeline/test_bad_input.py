@@ -8,7 +8,6 @@ Spark and PostgreSQL, and compares every stored line with the serial reference.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -27,34 +26,10 @@ from ledger_engine.core.ingest import CUT_SHORT, TOO_DEEP, ingest_files, nonblan
 from ledger_engine.core.records import Event
 from ledger_engine.core.storable import MAX_NESTING
 from ledger_engine.runtime.serial import run_serial
+from tests.support.bank import deposit, lookup, transfer
+from tests.support.events import envelope, envelope_line, event_line
 
 LEDGER = build_ledger()
-
-
-def line(stream: Any, request_id: Any, payload: Any, **extra: Any) -> bytes:
-    envelope = {"stream": stream, "request_id": request_id, "payload": payload, **extra}
-    return json.dumps(envelope, separators=(",", ":"), ensure_ascii=False).encode()
-
-
-def deposit(account: str, amount: Any = 100, asset_amount: Any = 10) -> dict:
-    return {
-        "account_id": f"acct-{account}",
-        "asset_id": f"asset-{account}",
-        "amount": amount,
-        "asset_amount": asset_amount,
-    }
-
-
-def transfer(source: str, target: str, amount: Any = 5, **extra: Any) -> dict:
-    return {
-        "source_account_id": f"acct-{source}",
-        "target_account_id": f"acct-{target}",
-        "source_asset_id": f"asset-{source}",
-        "target_asset_id": f"asset-{target}",
-        "amount": amount,
-        "asset_amount": 1,
-        **extra,
-    }
 
 
 def nested(levels: int, inner: Any = 1) -> Any:
@@ -63,14 +38,17 @@ def nested(levels: int, inner: Any = 1) -> Any:
     return inner
 
 
-GOOD_DEPOSIT = line("deposits", "ok", deposit("a"))
+# Account `acct-x` holds the asset entry `asset-x`; a transfer from a to b moves assets between:
+ASSETS_AB = ("asset-a", "asset-b")
+GOOD_DEPOSIT = event_line(deposit("ok", "acct-a", 100, asset="asset-a", asset_amount=10))
 
 
 # -- lines that hold no event ------------------------------------------------------------------
 
 
 def test_every_cut_of_a_line_is_reported_as_cut_short():
-    raw = line("transfers", "r-é€😀", transfer("a", "b", memo='quote " and \\ and \u00e9'))
+    memo = 'quote " and \\ and \u00e9'
+    raw = event_line(transfer("r-é€😀", "acct-a", "acct-b", 5, assets=ASSETS_AB, memo=memo))
     for end in range(1, len(raw)):
         assert parse_line(raw[:end]) == CUT_SHORT, raw[:end]
 
@@ -124,8 +102,8 @@ def test_a_line_that_holds_no_event_says_why(raw, detail):
 
 
 def test_nesting_is_refused_beyond_the_limit_and_not_before():
-    at_limit = line("s", "r", {"v": nested(MAX_NESTING - 1)})  # payload: MAX_NESTING levels
-    beyond = line("s", "r", {"v": nested(MAX_NESTING)})
+    at_limit = event_line(Event("s", "r", {"v": nested(MAX_NESTING - 1)}))  # MAX_NESTING levels
+    beyond = event_line(Event("s", "r", {"v": nested(MAX_NESTING)}))
     assert isinstance(parse_line(at_limit), Event)
     assert parse_line(beyond) == TOO_DEEP
 
@@ -165,16 +143,17 @@ def test_only_lines_of_json_whitespace_are_blank():
 # -- events judged before they run -------------------------------------------------------------
 
 
-def bank_rejection(payload: Any, stream: Any = "transfers", rid: Any = "r1") -> tuple[str, str]:
-    rejection = screen(LEDGER.streams, Event(stream, rid, payload)).rejection
+def bank_rejection(event: Event) -> tuple[str, str]:
+    """The reason and detail of the bank's admission rejecting `event` (it must)."""
+    rejection = screen(LEDGER.streams, event).rejection
     assert rejection is not None
     return rejection.reason, rejection.detail
 
 
 def test_a_missing_declared_field_is_named():
-    payload = transfer("a", "b")
-    del payload["asset_amount"]
-    assert bank_rejection(payload) == (
+    event = transfer("r1", "acct-a", "acct-b", 5, assets=ASSETS_AB)
+    del event.payload["asset_amount"]
+    assert bank_rejection(event) == (
         "invalid_event",
         "payload lacks field 'asset_amount' (fields it takes: amount, asset_amount, "
         "min_balance, source_account_id, source_asset_id, target_account_id, target_asset_id)",
@@ -182,16 +161,17 @@ def test_a_missing_declared_field_is_named():
 
 
 def test_a_misspelt_field_is_named_as_missing_and_unknown():
-    payload = transfer("a", "b")
-    payload["ammount"] = payload.pop("amount")
-    reason, detail = bank_rejection(payload)
+    event = transfer("r1", "acct-a", "acct-b", 5, assets=ASSETS_AB)
+    event.payload["ammount"] = event.payload.pop("amount")
+    reason, detail = bank_rejection(event)
     assert reason == "invalid_event"
     assert detail.startswith("payload lacks field 'amount' and has unknown field 'ammount'")
 
 
 def test_many_unknown_fields_are_listed_briefly():
-    payload = {**transfer("a", "b"), **{f"extra_{i}_{'x' * 100}": i for i in range(9)}}
-    reason, detail = bank_rejection(payload)
+    event = transfer("r1", "acct-a", "acct-b", 5, assets=ASSETS_AB)
+    event.payload.update({f"extra_{i}_{'x' * 100}": i for i in range(9)})
+    reason, detail = bank_rejection(event)
     assert reason == "invalid_event"
     assert "has unknown fields 'extra_0_xxxx" in detail and "and 4 more" in detail
     assert len(detail) < 600
@@ -212,17 +192,19 @@ def test_a_stream_that_declares_no_fields_takes_any():
 
 @pytest.mark.parametrize("rid", ["", 42, None, "r" * 1025, "é" * 513, "nul\x00", "\ud800"])
 def test_an_unusable_request_id_is_refused(rid):
-    assert bank_rejection(transfer("a", "b"), rid=rid) == ("invalid_event", INVALID_REQUEST_ID)
+    event = transfer(rid, "acct-a", "acct-b", 5, assets=ASSETS_AB)
+    assert bank_rejection(event) == ("invalid_event", INVALID_REQUEST_ID)
 
 
 def test_a_request_id_of_1024_bytes_is_usable():
-    assert (
-        screen(LEDGER.streams, Event("transfers", "é" * 512, transfer("a", "b"))).rejection is None
-    )
+    event = transfer("é" * 512, "acct-a", "acct-b", 5, assets=ASSETS_AB)
+    assert screen(LEDGER.streams, event).rejection is None
 
 
 def test_a_key_too_long_to_index_is_a_type_error():
-    reason, detail = bank_rejection(transfer("a" * 1100, "b"))
+    long_id = "a" * 1100
+    event = transfer("r1", f"acct-{long_id}", "acct-b", 5, assets=(f"asset-{long_id}", "asset-b"))
+    reason, detail = bank_rejection(event)
     assert (reason, detail) == ("type_error", "key of 'source_account' is longer than 1024 bytes")
 
 
@@ -235,7 +217,7 @@ def test_a_key_too_long_to_index_is_a_type_error():
     ],
 )
 def test_an_unknown_stream_is_named_briefly(stream, detail):
-    reason, found = bank_rejection({}, stream=stream)
+    reason, found = bank_rejection(Event(stream, "r1", {}))
     assert reason == "invalid_event" and found.startswith(detail) and len(found) < 120
 
 
@@ -268,38 +250,66 @@ BAD_LINES: list[tuple[bytes, str, str]] = [
     (b"[1,2]", "invalid_event", "must hold a JSON object, not array"),
     (b'{"stream":"deposits","request_id":"m1"}', "invalid_event", "lacks field 'payload'"),
     (
-        line("deposits", "x1", deposit("a"), sent_at="2024-01-01"),
+        envelope_line(
+            {
+                **envelope(deposit("x1", "acct-a", 100, asset="asset-a", asset_amount=10)),
+                "sent_at": "2024-01-01",
+            }
+        ),
         "invalid_event",
         "envelope has unknown field 'sent_at'",
     ),
     (
-        line("deposits", "f1", {"account_id": "acct-a", "amount": 5, "asset_amount": 1}),
+        event_line(
+            Event("deposits", "f1", {"account_id": "acct-a", "amount": 5, "asset_amount": 1})
+        ),
         "invalid_event",
         "payload lacks field 'asset_id'",
     ),
     (
-        line("transfers", "f2", {**transfer("a", "b"), "ammount": 7}),
+        event_line(transfer("f2", "acct-a", "acct-b", 5, assets=ASSETS_AB, ammount=7)),
         "invalid_event",
         "has unknown field 'ammount'",
     ),
-    (line("deposits", "t1", deposit("a", "100")), "aborted", "got '100'"),
-    (line("deposits", "t2", deposit("a", 12.5)), "aborted", "got 12.5"),
+    (
+        event_line(deposit("t1", "acct-a", "100", asset="asset-a", asset_amount=10)),
+        "aborted",
+        "got '100'",
+    ),
+    (
+        event_line(deposit("t2", "acct-a", 12.5, asset="asset-a", asset_amount=10)),
+        "aborted",
+        "got 12.5",
+    ),
     (
         b'{"stream":"deposits","request_id":"t3","payload":{"account_id":"acct-a",'
         b'"asset_id":"asset-a","amount":1e2,"asset_amount":1}}',
         "aborted",
         "got 100.0",
     ),
-    (line("deposits", "t4", deposit("a", -5)), "aborted", "positive integer, got -5"),
-    (line("deposits", "t5", deposit("a", 0)), "aborted", "positive integer, got 0"),
-    (line("deposits", "o1", deposit("a", 2**63)), "overflow", "outside the int64 range"),
     (
-        line("deposits", "o2", deposit("a", 10**4000)),  # stored as a jsonb numeric
+        event_line(deposit("t4", "acct-a", -5, asset="asset-a", asset_amount=10)),
+        "aborted",
+        "positive integer, got -5",
+    ),
+    (
+        event_line(deposit("t5", "acct-a", 0, asset="asset-a", asset_amount=10)),
+        "aborted",
+        "positive integer, got 0",
+    ),
+    (
+        event_line(deposit("o1", "acct-a", 2**63, asset="asset-a", asset_amount=10)),
         "overflow",
         "outside the int64 range",
     ),
     (
-        line("transfers", "o3", transfer("a", "b", min_balance=10**30)),
+        # stored as a jsonb numeric
+        event_line(deposit("o2", "acct-a", 10**4000, asset="asset-a", asset_amount=10)),
+        "overflow",
+        "outside the int64 range",
+    ),
+    (
+        event_line(transfer("o3", "acct-a", "acct-b", 5, assets=ASSETS_AB, min_balance=10**30)),
         "overflow",
         "min_balance 1000000000000000000000000000000 is outside the int64 range",
     ),
@@ -319,35 +329,55 @@ BAD_LINES: list[tuple[bytes, str, str]] = [
         "invalid_event",
         "Exceeds the limit (4300 digits)",
     ),
-    (line("withdrawals", "s1", {}), "invalid_event", "unknown stream 'withdrawals'"),
-    (line(None, "s2", {}), "invalid_event", "no stream given"),
-    (line("deposits", "", deposit("a")), "invalid_event", INVALID_REQUEST_ID),
-    (line("deposits", 42, deposit("a")), "invalid_event", INVALID_REQUEST_ID),
-    (line("deposits", "r" * 2000, deposit("a")), "invalid_event", INVALID_REQUEST_ID),
-    (line("deposits", "nul\x00", deposit("a")), "invalid_event", INVALID_REQUEST_ID),
+    (event_line(Event("withdrawals", "s1", {})), "invalid_event", "unknown stream 'withdrawals'"),
+    (event_line(Event(None, "s2", {})), "invalid_event", "no stream given"),
+    (
+        event_line(deposit("", "acct-a", 100, asset="asset-a", asset_amount=10)),
+        "invalid_event",
+        INVALID_REQUEST_ID,
+    ),
+    (
+        event_line(deposit(42, "acct-a", 100, asset="asset-a", asset_amount=10)),
+        "invalid_event",
+        INVALID_REQUEST_ID,
+    ),
+    (
+        event_line(deposit("r" * 2000, "acct-a", 100, asset="asset-a", asset_amount=10)),
+        "invalid_event",
+        INVALID_REQUEST_ID,
+    ),
+    (
+        event_line(deposit("nul\x00", "acct-a", 100, asset="asset-a", asset_amount=10)),
+        "invalid_event",
+        INVALID_REQUEST_ID,
+    ),
     (
         b'{"stream":"deposits","request_id":"\\ud800","payload":{}}',
         "invalid_event",
         INVALID_REQUEST_ID,
     ),
-    (line("deposits", "p1", [1, 2]), "invalid_event", "payload must be an object, not array"),
     (
-        line("deposits", "p2", {**deposit("a"), "account_id": "nul\x00"}),
+        event_line(Event("deposits", "p1", [1, 2])),
+        "invalid_event",
+        "payload must be an object, not array",
+    ),
+    (
+        event_line(deposit("p2", "nul\x00", 100, asset="asset-a", asset_amount=10)),
         "invalid_event",
         "payload.account_id contains a NUL",
     ),
     (
-        line("deposits", "p3", {**deposit("a"), "asset_id": nested(MAX_NESTING - 1)}),
+        event_line(deposit("p3", "acct-a", 100, asset=nested(MAX_NESTING - 1), asset_amount=10)),
         "type_error",  # nested to the limit: stored, and judged by the app
         "key of 'asset' must be a str, got list",
     ),
     (
-        line("deposits", "p4", {**deposit("a"), "asset_id": nested(MAX_NESTING)}),
+        event_line(deposit("p4", "acct-a", 100, asset=nested(MAX_NESTING), asset_amount=10)),
         "invalid_event",
         TOO_DEEP,
     ),
     (
-        line("deposits", "p5", {**deposit("a"), "account_id": "x" * 100_000}),
+        event_line(deposit("p5", "x" * 100_000, 100, asset="asset-a", asset_amount=10)),
         "type_error",  # a long line, kept whole
         "key of 'account' is longer than 1024 bytes",
     ),
@@ -367,23 +397,26 @@ BAD_LINES: list[tuple[bytes, str, str]] = [
 ]
 
 GOOD_LINES = [
-    line("deposits", "d1", deposit("a", 1_000, 100)),
-    line("deposits", "d2", deposit("b", 500)) + b"\r",  # a CRLF ending
-    b"\xef\xbb\xbf" + line("deposits", "d3", deposit("c", 10)),
+    event_line(deposit("d1", "acct-a", 1_000, asset="asset-a", asset_amount=100)),
+    # a CRLF ending
+    event_line(deposit("d2", "acct-b", 500, asset="asset-b", asset_amount=10)) + b"\r",
+    b"\xef\xbb\xbf" + event_line(deposit("d3", "acct-c", 10, asset="asset-c", asset_amount=10)),
     b" \t ",  # blank: skipped, not counted
     b"",
-    line("transfers", "t-ok", transfer("a", "b", 200, min_balance=0)),
-    line("balance_lookups", "l1", {"account_id": "acct-b"}),
-    line("deposits", "d1", deposit("a", 1_000, 100)),  # a retry: exists
-    line("deposits", "d2", deposit("b", 999)),  # a clash: exists_with_different_payload
-    line("balance_lookups", "l2", {"account_id": "acct-a"}),  # no newline after it
+    event_line(transfer("t-ok", "acct-a", "acct-b", 200, assets=ASSETS_AB, min_balance=0)),
+    event_line(lookup("l1", "acct-b")),
+    # a retry: exists
+    event_line(deposit("d1", "acct-a", 1_000, asset="asset-a", asset_amount=100)),
+    # a clash: exists_with_different_payload
+    event_line(deposit("d2", "acct-b", 999, asset="asset-b", asset_amount=10)),
+    event_line(lookup("l2", "acct-a")),  # no newline after it
 ]
 
 CUT_FILE_LINES = [
-    line("deposits", "e1", deposit("d", 70)),
-    line("balance_lookups", "e2", {"account_id": "acct-d"}),
+    event_line(deposit("e1", "acct-d", 70, asset="asset-d", asset_amount=10)),
+    event_line(lookup("e2", "acct-d")),
 ]
-CUT_LINE = line("transfers", "e3", transfer("d", "a", 20))[:57]
+CUT_LINE = event_line(transfer("e3", "acct-d", "acct-a", 20, assets=("asset-d", "asset-a")))[:57]
 
 
 def batch_files() -> list[tuple[str, bytes]]:

@@ -26,49 +26,35 @@ from sqlalchemy import Engine, create_engine, make_url, text
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.cli import main
 from ledger_engine.config import Settings
-from ledger_engine.core.ingest import event_to_line
 from ledger_engine.core.records import EXISTS, EXISTS_WITH_DIFFERENT_PAYLOAD, Event
 from ledger_engine.pipeline.inbox import write_event_files
 from ledger_engine.pipeline.job import run_pipeline
 from ledger_engine.runtime.serial import run_serial
 from ledger_engine.store.database import connect, ledger_url
 from ledger_engine.store.requests import DuplicateEvent, request_outcome
+from tests.support.bank import deposit, lookup, transfer
 from tests.support.database import rows
+from tests.support.events import event_file
 
 LEDGER = build_ledger()
-A, B = "acct-a", "acct-b"
-
-
-def deposit(request_id: str, account: str, amount: int) -> Event:
-    payload = {"account_id": account, "asset_id": f"asset-{account}", "amount": amount}
-    return Event("deposits", request_id, {**payload, "asset_amount": 50})
-
-
-def transfer(request_id: str, source: str, target: str, amount: int) -> Event:
-    payload = {
-        "source_account_id": source,
-        "target_account_id": target,
-        "source_asset_id": f"asset-{source}",
-        "target_asset_id": f"asset-{target}",
-        "amount": amount,
-        "asset_amount": 5,
-    }
-    return Event("transfers", request_id, payload)
+A, B = "acct-a", "acct-b"  # their asset entries: asset-acct-a and asset-acct-b
 
 
 # Two events that apply and one that is rejected (a negative amount aborts a deposit) ...
+# (a deposit brings 50 units of its account's asset entry, a transfer moves 5)
 FIRST = [
-    deposit("dep-1", A, 1_000),
-    transfer("xfer-1", A, B, 300),
-    deposit("bad-1", B, -5),
+    deposit("dep-1", A, 1_000, asset_amount=50),
+    transfer("xfer-1", A, B, 300, asset_amount=5),
+    deposit("bad-1", B, -5, asset_amount=50),
 ]
 # ... then every one of them sent again: as it was, or changed.
 RETRIES = [
-    transfer("xfer-1", A, B, 300),
-    transfer("xfer-1", A, B, 999),
-    deposit("dep-1", A, 1_000),
-    deposit("bad-1", B, 5),  # the client "fixed" its rejected request: still a duplicate
-    deposit("bad-1", B, -5),
+    transfer("xfer-1", A, B, 300, asset_amount=5),
+    transfer("xfer-1", A, B, 999, asset_amount=5),
+    deposit("dep-1", A, 1_000, asset_amount=50),
+    # The client "fixed" its rejected request: still a duplicate.
+    deposit("bad-1", B, 5, asset_amount=50),
+    deposit("bad-1", B, -5, asset_amount=50),
 ]
 RETRY_KINDS = [EXISTS, EXISTS_WITH_DIFFERENT_PAYLOAD, EXISTS, EXISTS_WITH_DIFFERENT_PAYLOAD, EXISTS]
 TRANSFER_RESULT = {
@@ -78,10 +64,6 @@ TRANSFER_RESULT = {
     "source_balance": 700,
     "target_balance": 300,
 }
-
-
-def jsonl(events: list[Event]) -> bytes:
-    return "".join(event_to_line(e) + "\n" for e in events).encode()
 
 
 # -- landing the retries: same batch, later batch, later run -----------------------------------
@@ -370,9 +352,11 @@ AMOUNTS = st.integers(-100, 500)
 def bank_event(request_id: str) -> st.SearchStrategy[Event]:
     account = st.sampled_from(ACCOUNTS)
     return st.one_of(
-        st.builds(deposit, st.just(request_id), account, AMOUNTS),
-        st.builds(transfer, st.just(request_id), account, account, AMOUNTS),
-        st.builds(lambda a: Event("balance_lookups", request_id, {"account_id": a}), account),
+        st.builds(deposit, st.just(request_id), account, AMOUNTS, asset_amount=st.just(50)),
+        st.builds(
+            transfer, st.just(request_id), account, account, AMOUNTS, asset_amount=st.just(5)
+        ),
+        st.builds(lookup, st.just(request_id), account),
     )
 
 
@@ -426,7 +410,9 @@ def test_batches_with_retries_across_their_boundaries_equal_the_serial_run(
     engine = connect(make_database_url())
     try:
         for batch_id, batch in enumerate(batches):
-            commit_files(engine, batch_id, [(f"events-{batch_id}.jsonl", jsonl(batch))], LEDGER)
+            commit_files(
+                engine, batch_id, [(f"events-{batch_id}.jsonl", event_file(batch))], LEDGER
+            )
 
         assert outcome_kinds(engine) == expected_kinds
         assert dict(rows(engine, "SELECT key, value FROM accounts")) == expected.state["accounts"]

@@ -2,51 +2,26 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from sqlalchemy import Engine, text
 
 from ledger_engine.apps.bank.ledger import build_ledger
+from ledger_engine.core.ingest import event_to_line
+from ledger_engine.core.records import Event
 from ledger_engine.core.storable import MAX_ID_BYTES
 from ledger_engine.errors import CommitRefused
 from ledger_engine.pipeline.job import BatchProcessor, files_frame
 from ledger_engine.store.commit import commit_staged
 from ledger_engine.store.lease import run_lease
+from tests.support.bank import deposit, lookup, transfer
+from tests.support.events import event_file
 
 LEDGER = build_ledger()
 
 
-def line(stream: str, request_id: str | None, **payload: object) -> str:
-    return json.dumps({"stream": stream, "request_id": request_id, "payload": payload})
-
-
-def deposit(rid: str, account: str, amount: int) -> str:
-    return line(
-        "deposits",
-        rid,
-        account_id=account,
-        asset_id=f"asset-{account}",
-        amount=amount,
-        asset_amount=amount // 10 or 1,
-    )
-
-
-def transfer(rid: str, source: str, target: str, amount: int) -> str:
-    return line(
-        "transfers",
-        rid,
-        source_account_id=source,
-        target_account_id=target,
-        source_asset_id=f"asset-{source}",
-        target_asset_id=f"asset-{target}",
-        amount=amount,
-        asset_amount=1,
-    )
-
-
-def files(*lines: str, name: str = "events-000001.jsonl") -> list[tuple[str, bytes]]:
-    return [(name, ("\n".join(lines) + "\n").encode())]
+def files(*lines: Event | bytes, name: str = "events-000001.jsonl") -> list[tuple[str, bytes]]:
+    """One file of `lines`: events, or raw lines (`bytes`) as they are."""
+    return [(name, event_file(lines))]
 
 
 @pytest.fixture
@@ -63,13 +38,14 @@ def table(engine: Engine, query: str) -> list[tuple]:
 def test_a_batch_writes_state_log_results_rejections_and_its_batch_row(
     engine: Engine, commit
 ) -> None:
+    withdrawal = Event("withdrawals", "w1", {"account_id": "alice"})  # no such stream
     batch = files(
-        deposit("d1", "alice", 100),
+        deposit("d1", "alice", 100, asset_amount=10),
         transfer("t1", "alice", "bob", 30),
-        line("balance_lookups", "l1", account_id="bob"),
-        deposit("d1", "alice", 100),  # a retry: duplicate
-        b"{not json".decode(),
-        line("withdrawals", "w1", account_id="alice"),
+        lookup("l1", "bob"),
+        deposit("d1", "alice", 100, asset_amount=10),  # a retry: duplicate
+        b"{not json",
+        withdrawal,
     )
     summary = commit(engine, 0, batch)
     assert (summary.ingested, summary.applied, summary.rejected, summary.duplicates) == (6, 3, 2, 1)
@@ -97,7 +73,7 @@ def test_a_batch_writes_state_log_results_rejections_and_its_batch_row(
         " FROM ledger_rejections ORDER BY position",
     ) == [
         (4, "invalid_event", "{not json"),
-        (5, "invalid_event", line("withdrawals", "w1", account_id="alice")),
+        (5, "invalid_event", event_to_line(withdrawal)),
     ]
     assert table(engine, "SELECT request_id, kind FROM ledger_duplicates") == [("d1", "exists")]
     assert table(engine, "SELECT request_id, outcome FROM ledger_requests ORDER BY request_id") == [
@@ -113,7 +89,7 @@ def test_a_batch_writes_state_log_results_rejections_and_its_batch_row(
 
 
 def test_replaying_a_committed_batch_changes_nothing(engine: Engine, commit) -> None:
-    batch = files(deposit("d1", "alice", 100), transfer("t1", "alice", "bob", 30))
+    batch = files(deposit("d1", "alice", 100, asset_amount=10), transfer("t1", "alice", "bob", 30))
     assert commit(engine, 0, batch).committed
     before = table(engine, "SELECT * FROM ledger_change_log ORDER BY batch_id, position, seq")
     replay = commit(engine, 0, batch)
@@ -129,11 +105,15 @@ def test_replaying_a_committed_batch_changes_nothing(engine: Engine, commit) -> 
 
 
 def test_request_ids_of_earlier_batches_make_duplicates(engine: Engine, commit) -> None:
-    commit(engine, 0, files(deposit("d1", "alice", 100)))
+    commit(engine, 0, files(deposit("d1", "alice", 100, asset_amount=10)))
     summary = commit(
         engine,
         1,
-        files(deposit("d1", "alice", 100), deposit("d1", "alice", 5), name="events-000002.jsonl"),
+        files(
+            deposit("d1", "alice", 100, asset_amount=10),
+            deposit("d1", "alice", 5),
+            name="events-000002.jsonl",
+        ),
     )
     assert (summary.applied, summary.duplicates) == (0, 2)
     assert table(engine, "SELECT kind FROM ledger_duplicates ORDER BY position") == [
@@ -144,14 +124,14 @@ def test_request_ids_of_earlier_batches_make_duplicates(engine: Engine, commit) 
 
 
 def test_a_batch_id_reused_for_other_input_is_refused(engine: Engine, commit) -> None:
-    commit(engine, 0, files(deposit("d1", "alice", 100)))
+    commit(engine, 0, files(deposit("d1", "alice", 100, asset_amount=10)))
     with pytest.raises(CommitRefused, match="already committed with other input"):
-        commit(engine, 0, files(deposit("d2", "alice", 100), name="other.jsonl"))
+        commit(engine, 0, files(deposit("d2", "alice", 100, asset_amount=10), name="other.jsonl"))
 
 
 def test_batches_must_be_contiguous(engine: Engine, commit) -> None:
     with pytest.raises(CommitRefused, match="expected 0"):
-        commit(engine, 3, files(deposit("d1", "alice", 100)))
+        commit(engine, 3, files(deposit("d1", "alice", 100, asset_amount=10)))
     assert table(engine, "SELECT count(*) FROM ledger_events") == [(0,)]
 
 
@@ -169,7 +149,7 @@ def test_a_row_changed_behind_the_engine_refuses_the_commit(
     engine: Engine, commit, spark, rogue: str
 ) -> None:
     statement, culprit = ROGUE_WRITES[rogue]
-    commit(engine, 0, files(deposit("d1", "alice", 100)))
+    commit(engine, 0, files(deposit("d1", "alice", 100, asset_amount=10)))
     batch = files(
         transfer("t1", "alice", "bob", 30),
         deposit("d2", "carol", 7),
@@ -201,10 +181,10 @@ def test_hostile_values_are_stored_as_data(engine: Engine, commit) -> None:
         0,
         files(
             deposit("r1", hostile, 10),
-            deposit("r2", long_key, 10),
+            deposit("r2", long_key, 10, asset=f"asset-{long_key}"),
             deposit("r3", "tab\tand\u0007bell", 10),
-            line("deposits", "r4\u0000nul", account_id="a", asset_id="b", amount=1, asset_amount=1),
-            deposit("r5", long_key + "x", 10),
+            deposit("r4\u0000nul", "a", 1, asset="b"),
+            deposit("r5", long_key + "x", 10, asset=f"asset-{long_key}x"),
         ),
     )
     assert (summary.applied, summary.rejected) == (3, 2)

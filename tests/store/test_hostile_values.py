@@ -19,13 +19,15 @@ from logins import Login, Logins
 from sqlalchemy import Engine
 
 from ledger_engine.apps.bank.ledger import build_ledger
-from ledger_engine.core.ingest import event_to_line, ingest_files
+from ledger_engine.core.ingest import ingest_files
 from ledger_engine.core.records import Event, RunResult
 from ledger_engine.runtime.serial import run_serial
 from ledger_engine.runtime.spark.postgres import array_value
 from ledger_engine.store.database import libpq_url
 from ledger_engine.store.staging import Stager, net_row
+from tests.support.bank import deposit, lookup, transfer
 from tests.support.database import rows
+from tests.support.events import event_file
 
 # Different texts, each a valid account id, asset id and request id (at most 1,024 bytes).
 HOSTILE = [
@@ -53,43 +55,23 @@ TOO_LONG = [
 LEDGER = build_ledger()
 
 
-def deposit(account: str, request_id: str, amount: int) -> Event:
-    return Event(
-        "deposits",
-        request_id,
-        {"account_id": account, "asset_id": account, "amount": amount, "asset_amount": amount},
-    )
-
-
-def transfer(source: str, target: str, request_id: str, amount: int) -> Event:
-    payload = {
-        "source_account_id": source,
-        "target_account_id": target,
-        "source_asset_id": source,
-        "target_asset_id": target,
-        "amount": amount,
-        "asset_amount": 1,
-    }
-    return Event("transfers", request_id, payload)
-
-
 def hostile_events(ids: list[str]) -> list[Event]:
-    """Per id: a deposit into the account of that id, with that request id; a transfer from
-    it to the next one; a balance lookup; a retry of the deposit (a duplicate); and an event
-    on a stream of that name (rejected)."""
-    events = [deposit(h, h, 100 + i) for i, h in enumerate(ids)]
+    """Per id: a deposit into the account and the asset entry of that id, with that request
+    id; a transfer from it to the next one; a balance lookup; a retry of the deposit (a
+    duplicate); and an event on a stream of that name (rejected)."""
+    events = [deposit(h, h, 100 + i, asset=h, asset_amount=100 + i) for i, h in enumerate(ids)]
     for i, h in enumerate(ids):
         target = ids[(i + 1) % len(ids)]
-        events.append(transfer(h, target, f"transfer {h}", 7 + i))
-        events.append(Event("balance_lookups", f"lookup {h}", {"account_id": h}))
-        events.append(deposit(h, h, 100 + i))
+        events.append(transfer(f"transfer {h}", h, target, 7 + i, assets=(h, target)))
+        events.append(lookup(f"lookup {h}", h))
+        events.append(deposit(h, h, 100 + i, asset=h, asset_amount=100 + i))
         events.append(Event(h, f"stream {h}", {"account_id": h}))
     return events
 
 
-def event_file(events: list[Event]) -> list[tuple[str, bytes]]:
-    lines = "\n".join(event_to_line(e) for e in events) + "\n"
-    return [("hostile-000001.jsonl", lines.encode())]
+def hostile_file(events: list[Event]) -> list[tuple[str, bytes]]:
+    """The one file of a batch holding `events`."""
+    return [("hostile-000001.jsonl", event_file(events))]
 
 
 def relations(engine: Engine) -> list[str]:
@@ -144,7 +126,7 @@ def test_hostile_ids_are_stored_and_shown_exactly_as_sent(
     engine: Engine, reader: Login, commit_files
 ) -> None:
     events = hostile_events(HOSTILE)
-    files = event_file(events)
+    files = hostile_file(events)
     before = relations(engine)
 
     commit_files(engine, 0, files)
@@ -189,7 +171,7 @@ def test_hostile_ids_are_stored_and_shown_exactly_as_sent(
 def test_ids_too_long_to_index_end_as_the_serial_runner_says(engine: Engine, commit_files) -> None:
     """An id of 10,000 characters cannot stop the ledger: the line is applied or rejected
     exactly as the serial runner decides, and a rejected line keeps its raw bytes."""
-    files = event_file(hostile_events(TOO_LONG + HOSTILE[:2]))
+    files = hostile_file(hostile_events(TOO_LONG + HOSTILE[:2]))
     before = relations(engine)
 
     summary = commit_files(engine, 0, files)
