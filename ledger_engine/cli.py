@@ -335,7 +335,7 @@ def cmd_db(settings: Settings, args: argparse.Namespace) -> int:
     views); `ledger db stop` stops the embedded server; `ledger db create-login NAME --role
     reader|writer|auditor` creates a login user."""
     from ledger_engine.apps import load_ledger
-    from ledger_engine.store.database import database_url, ledger_url
+    from ledger_engine.store.database import database_url, ledger_url, libpq_url
     from ledger_engine.store.embedded import stop_embedded
 
     if args.action == "create-login":
@@ -343,7 +343,9 @@ def cmd_db(settings: Settings, args: argparse.Namespace) -> int:
     if args.action == "migrate":
         return _migrate(settings)
     if args.action == "url":
-        console.print(ledger_url(database_url(settings), load_ledger(settings.app)), soft_wrap=True)
+        # libpq's form, which psql and every PostgreSQL client (SQLAlchemy too) reads.
+        url = libpq_url(ledger_url(database_url(settings), load_ledger(settings.app)))
+        console.print(url, soft_wrap=True, markup=False)
     elif settings.database_url:
         console.print("LEDGER_DATABASE_URL is set: no embedded server to stop")
     else:

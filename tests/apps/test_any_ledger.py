@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import psycopg2
 import pytest
 
 from ledger_engine import Event, run_serial
@@ -169,3 +170,19 @@ def use_settings(monkeypatch: pytest.MonkeyPatch, settings: Settings) -> None:
     monkeypatch.setenv("LEDGER_DATA_DIR", str(settings.data_dir))
     monkeypatch.setenv("LEDGER_APP", settings.app)
     monkeypatch.setenv("LEDGER_EXPECTATIONS", str(settings.expectations))
+
+
+def test_ledger_db_url_connects_any_client_to_the_ledgers_schema(committed, monkeypatch, capsys):
+    use_settings(monkeypatch, committed.settings)
+    assert main(["db", "url"]) == 0
+    url = capsys.readouterr().out.strip()
+    connection = psycopg2.connect(url)  # libpq reads it as psql does
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT current_schema(), count(*) FROM ledger_rows")
+            schema, rows = cursor.fetchone()
+    finally:
+        connection.close()
+    ledger = load_ledger(committed.settings.app)
+    assert schema == ledger_schema(ledger)
+    assert rows > 0
