@@ -15,14 +15,11 @@ import json
 import os
 import subprocess
 import sys
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from psycopg2 import sql
-from sqlalchemy import create_engine, make_url
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DAGS_FOLDER = REPO_ROOT / "dags"
@@ -133,25 +130,8 @@ def airflow_env(airflow_base_env: dict[str, str]) -> dict[str, str]:
     return airflow_base_env
 
 
-def _execute_autocommit(server_url: str, statement: sql.Composable) -> None:
-    admin = create_engine(server_url, isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as conn:
-            conn.connection.cursor().execute(statement)
-    finally:
-        admin.dispose()
-
-
 @pytest.fixture(scope="module")
-def ledger_database_url(pg_server_url: str) -> Iterator[str]:
-    """URL of a new, empty, uniquely named database for one test module's ledger, dropped
-    (`WITH (FORCE)`) afterwards. The pipeline applies the schema itself."""
-    name = f"ledger_dag_{uuid.uuid4().hex[:12]}"
-    _execute_autocommit(pg_server_url, sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    try:
-        yield make_url(pg_server_url).set(database=name).render_as_string(hide_password=False)
-    finally:
-        _execute_autocommit(
-            pg_server_url,
-            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)),
-        )
+def ledger_database_url(module_empty_database_url: str) -> str:
+    """URL of a new, empty database for one test module's ledgers (tests/conftest.py), dropped
+    afterwards. The pipeline applies each ledger's schema itself."""
+    return module_empty_database_url
