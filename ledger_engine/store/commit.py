@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 from psycopg2 import errors, sql
 from psycopg2.extras import execute_values
 from pyarrow import csv
-from sqlalchemy import Connection, Engine, text
+from sqlalchemy import Connection, Engine
 
 from ledger_engine.core.declarations import StreamingLedger, Table
 from ledger_engine.core.records import APPLIED, DUPLICATE, REJECTED, canonical_hash, canonical_json
@@ -99,10 +99,13 @@ def batch_row_hash(row: Mapping[str, Any]) -> str:
 def committed_input(engine: Engine, batch_id: int) -> str | None:
     """The input fingerprint of batch `batch_id` if it is committed."""
     with engine.connect() as conn:
-        return conn.execute(
-            text("SELECT input_fingerprint FROM ledger_batches WHERE batch_id = :id"),
+        cursor = conn.connection.cursor()
+        cursor.execute(
+            "SELECT input_fingerprint FROM ledger_batches WHERE batch_id = %(id)s",
             {"id": batch_id},
-        ).scalar()
+        )
+        row = cursor.fetchone()
+        return None if row is None else row[0]
 
 
 def commit_staged(
@@ -121,31 +124,30 @@ def commit_staged(
     _check_writers(batch)  # before the commit lock: it reads only the tasks' reports
     clock.lap("check writers")
     with engine.begin() as conn:
-        conn.execute(
-            text(f"SELECT pg_advisory_xact_lock(:lock, {LEDGER_KEY})"), {"lock": _COMMIT_LOCK}
+        cursor = conn.connection.cursor()
+        cursor.execute(
+            f"SELECT pg_advisory_xact_lock(%(lock)s, {LEDGER_KEY})", {"lock": _COMMIT_LOCK}
         )
-        check_fence(conn.connection.cursor(), batch.fence_epoch)
-        existing = conn.execute(
-            text(
-                "SELECT input_fingerprint, batch_hash, merkle_roots FROM ledger_batches"
-                " WHERE batch_id = :id"
-            ),
+        check_fence(cursor, batch.fence_epoch)
+        cursor.execute(
+            "SELECT input_fingerprint, batch_hash, merkle_roots FROM ledger_batches"
+            " WHERE batch_id = %(id)s",
             {"id": batch.batch_id},
-        ).first()
+        )
+        existing = cursor.fetchone()
         if existing is not None:
-            if existing.input_fingerprint != batch.input_fingerprint:
+            fingerprint, batch_hash, merkle_roots = existing
+            if fingerprint != batch.input_fingerprint:
                 raise CommitRefused(
                     f"batch {batch.batch_id} is already committed with other input files; "
                     "the streaming checkpoint does not belong to this database"
                 )
             clear_staging(conn.connection, batch.batch_id)
-            return CommitReport(
-                batch.batch_id, False, existing.batch_hash, existing.merkle_roots, {}
-            )
+            return CommitReport(batch.batch_id, False, batch_hash, merkle_roots, {})
         prev_hash = _check_follows_last(conn, batch.batch_id)
         # Sorting a batch's row writes and change log in memory rather than in temporary
         # files; local to the commit's transaction.
-        conn.execute(text("SET LOCAL work_mem = '256MB'"))
+        cursor.execute("SET LOCAL work_mem = '256MB'")
         _write_journal(conn, batch, clock)
         _check_journal(conn, batch)
         clock.lap("check journal")
@@ -178,13 +180,13 @@ class _Clock:
 
 
 def _check_follows_last(conn: Connection, batch_id: int) -> str:
-    last = conn.execute(
-        text("SELECT batch_id, batch_hash FROM ledger_batches ORDER BY batch_id DESC LIMIT 1")
-    ).first()
-    expected = 0 if last is None else last.batch_id + 1
+    cursor = conn.connection.cursor()
+    cursor.execute("SELECT batch_id, batch_hash FROM ledger_batches ORDER BY batch_id DESC LIMIT 1")
+    last = cursor.fetchone()
+    expected = 0 if last is None else last[0] + 1
     if batch_id != expected:
         raise CommitRefused(f"batch {batch_id} does not follow the last batch; expected {expected}")
-    return GENESIS_HASH if last is None else last.batch_hash
+    return GENESIS_HASH if last is None else last[1]
 
 
 def _check_writers(batch: StagedBatch) -> None:
@@ -535,16 +537,14 @@ def _insert_batch_row(
     assert set(row) == set(HASHED_FIELDS)
     assert row["events_ingested"] == row["applied"] + row["rejected"] + row["duplicates"]
     batch_hash = batch_row_hash(row)
-    conn.execute(
-        text(
-            "INSERT INTO ledger_batches (batch_id, ledger, input_fingerprint, input_files,"
-            " events_ingested, applied, rejected, duplicates, changes, results, merkle_roots,"
-            " prev_hash, batch_hash, execute_seconds, commit_seconds)"
-            " VALUES (:batch_id, :ledger, :input_fingerprint, CAST(:input_files AS jsonb),"
-            " :events_ingested, :applied, :rejected, :duplicates, :changes, :results,"
-            " CAST(:merkle_roots AS jsonb), :prev_hash, :batch_hash, :execute_seconds,"
-            " :commit_seconds)"
-        ),
+    conn.connection.cursor().execute(
+        "INSERT INTO ledger_batches (batch_id, ledger, input_fingerprint, input_files,"
+        " events_ingested, applied, rejected, duplicates, changes, results, merkle_roots,"
+        " prev_hash, batch_hash, execute_seconds, commit_seconds)"
+        " VALUES (%(batch_id)s, %(ledger)s, %(input_fingerprint)s,"
+        " CAST(%(input_files)s AS jsonb), %(events_ingested)s, %(applied)s, %(rejected)s,"
+        " %(duplicates)s, %(changes)s, %(results)s, CAST(%(merkle_roots)s AS jsonb),"
+        " %(prev_hash)s, %(batch_hash)s, %(execute_seconds)s, %(commit_seconds)s)",
         {
             **row,
             "input_files": json.dumps(row["input_files"]),

@@ -11,9 +11,10 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from psycopg2 import sql
-from sqlalchemy import Connection, Engine, text
+from sqlalchemy import Engine
 
 from ledger_engine.config import PROJECT_ROOT
 from ledger_engine.errors import MigrationError
@@ -57,39 +58,39 @@ def migrations(sql_dir: Path = SQL_DIR) -> list[Migration]:
     return [Migration(version, path) for version, path in zip(versions, found, strict=True)]
 
 
-def _create_schema_on_path(conn: Connection) -> None:
+def _create_schema_on_path(cursor: Any) -> None:
     """Create the schema that the session's `search_path` names first (a ledger's own, see
     `ledger_engine.store.database`), the first time a ledger is migrated."""
-    if conn.execute(text("SELECT current_schema()")).scalar() is not None:
+    cursor.execute("SELECT current_schema(), current_setting('search_path')")
+    schema, path = cursor.fetchone()
+    if schema is not None:
         return
-    path = conn.execute(text("SELECT current_setting('search_path')")).scalar()
     name = path.split(",")[0].strip().strip('"')
     if not name or name == "$user":
         raise MigrationError(f"the session's search_path {path!r} names no schema to create")
-    statement = sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(name))
-    conn.connection.cursor().execute(statement)
-    assert conn.execute(text("SELECT current_schema()")).scalar() == name
+    cursor.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(name)))
+    cursor.execute("SELECT current_schema()")
+    assert cursor.fetchone()[0] == name
 
 
 def migrate(engine: Engine, sql_dir: Path = SQL_DIR) -> list[str]:
     """Apply every migration not yet applied; return the versions applied now."""
     applied_now: list[str] = []
     with engine.begin() as conn:
-        conn.execute(text("SELECT pg_advisory_xact_lock(:lock)"), {"lock": MIGRATION_LOCK})
-        _create_schema_on_path(conn)
+        cursor = conn.connection.cursor()
+        cursor.execute("SELECT pg_advisory_xact_lock(%(lock)s)", {"lock": MIGRATION_LOCK})
+        _create_schema_on_path(cursor)
         # Only the schema's owner may create tables: a writer or reader login connecting to an
         # up-to-date database must get past this without touching DDL.
-        if conn.execute(text("SELECT to_regclass('ledger_schema_migrations')")).scalar() is None:
-            conn.execute(
-                text(
-                    "CREATE TABLE ledger_schema_migrations ("
-                    " version text PRIMARY KEY, name text NOT NULL, checksum text NOT NULL,"
-                    " applied_at timestamptz NOT NULL DEFAULT clock_timestamp())"
-                )
+        cursor.execute("SELECT to_regclass('ledger_schema_migrations')")
+        if cursor.fetchone()[0] is None:
+            cursor.execute(
+                "CREATE TABLE ledger_schema_migrations ("
+                " version text PRIMARY KEY, name text NOT NULL, checksum text NOT NULL,"
+                " applied_at timestamptz NOT NULL DEFAULT clock_timestamp())"
             )
-        done = dict(
-            conn.execute(text("SELECT version, checksum FROM ledger_schema_migrations")).all()
-        )
+        cursor.execute("SELECT version, checksum FROM ledger_schema_migrations")
+        done = dict(cursor.fetchall())
         for migration in migrations(sql_dir):
             if migration.version in done:
                 accepted = {migration.checksum} | _SUPERSEDED.get(migration.version, set())
@@ -98,12 +99,10 @@ def migrate(engine: Engine, sql_dir: Path = SQL_DIR) -> list[str]:
                         f"migration {migration.path.name} changed after it was applied"
                     )
                 continue
-            conn.exec_driver_sql(migration.sql)
-            conn.execute(
-                text(
-                    "INSERT INTO ledger_schema_migrations (version, name, checksum)"
-                    " VALUES (:version, :name, :checksum)"
-                ),
+            cursor.execute(migration.sql)  # no parameters: the file's text runs as it is
+            cursor.execute(
+                "INSERT INTO ledger_schema_migrations (version, name, checksum)"
+                " VALUES (%(version)s, %(name)s, %(checksum)s)",
                 {
                     "version": migration.version,
                     "name": migration.path.name,

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Engine, text
+from psycopg2.extras import NamedTupleCursor
+from sqlalchemy import Engine
 
 from ledger_engine.core.records import APPLIED, DUPLICATE, REJECTED
 from ledger_engine.errors import InconsistentRequest
@@ -49,17 +50,19 @@ class RequestOutcome:
     duplicates: tuple[DuplicateEvent, ...]
 
 
-_LOOKUP = text(
+_LOOKUP = (
     "SELECT stream, outcome, batch_id, position, committed_at, rejection_reason,"
     " rejection_detail, duplicate_kind, duplicate_of_batch_id, duplicate_of_position, results"
-    " FROM request_outcomes WHERE request_id = :request_id ORDER BY batch_id, position"
+    " FROM request_outcomes WHERE request_id = %(request_id)s ORDER BY batch_id, position"
 )
 
 
 def request_outcome(engine: Engine, request_id: str) -> RequestOutcome | None:
     """What became of `request_id`, or None if no committed event carried it."""
     with engine.connect() as conn:
-        rows = conn.execute(_LOOKUP, {"request_id": request_id}).all()
+        cursor = conn.connection.cursor(cursor_factory=NamedTupleCursor)
+        cursor.execute(_LOOKUP, {"request_id": request_id})
+        rows = cursor.fetchall()
     if not rows:
         return None
     executed = [row for row in rows if row.outcome != DUPLICATE]
