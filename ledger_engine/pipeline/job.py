@@ -308,8 +308,11 @@ def run_pipeline(
     """
     started = time.perf_counter()
     ledger = load_ledger(settings.app)
-    store = engine or open_store(settings)
-    apply_declared_schema(store, ledger)
+    if engine is None:
+        store = open_store(settings, ledger)  # migrated, the ledger's schema included
+    else:
+        store = engine
+        apply_declared_schema(store, ledger)
     faults = faults or FaultSwitch.from_setting(settings.fault)
     session: SparkSession | None = spark
     report = PipelineReport()
