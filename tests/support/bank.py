@@ -94,10 +94,16 @@ def fee_transfer(
     """A `fee_transfers` event: the transfer `transfer` builds from the same arguments, whose
     source also pays `fee` into account `fee_account` (the payload's `fee` and
     `fee_account_id`, after the transfer's fields and before `extra`)."""
-    payload = _move(source, target, amount, assets, asset_amount)
-    if min_balance is not _OMITTED:
-        payload["min_balance"] = min_balance
-    payload |= {"fee": fee, "fee_account_id": fee_account}
+    moved = transfer(
+        request_id,
+        source,
+        target,
+        amount,
+        assets=assets,
+        asset_amount=asset_amount,
+        min_balance=min_balance,
+    )
+    payload = moved.payload | {"fee": fee, "fee_account_id": fee_account}
     return Event("fee_transfers", request_id, payload | extra)
 
 
