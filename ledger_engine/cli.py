@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 import time
 from collections.abc import Sequence
@@ -32,27 +33,37 @@ def _progress() -> Progress:
 
 
 def cmd_generate(settings: Settings, args: argparse.Namespace) -> int:
-    """Write sample bank events into the inbox."""
-    files, count = _generate(settings, args.events, args.accounts, args.seed, args.tag)
+    """Write the ledger's sample events (its declared `sample_events`) into the inbox."""
+    from ledger_engine.apps import load_ledger
+    from ledger_engine.errors import NoSampleEvents
+
+    try:
+        files, count = _generate(settings, load_ledger(settings.app), args)
+    except NoSampleEvents as missing:
+        console.print(str(missing), markup=False)
+        return 2
     console.print(f"wrote {count} events in {len(files)} files to {settings.inbox}")
     return 0
 
 
-def _generate(
-    settings: Settings, events: int, accounts: int, seed: int, tag: str | None
-) -> tuple[list, int]:
-    from ledger_engine.apps.bank.generator import generate_events
+def _generate(settings: Settings, ledger, args: argparse.Namespace) -> tuple[list, int]:
+    """Land `args.events` sample events of `ledger` over `args.rows` rows, seeded by
+    `args.seed`, with request ids and file names tagged by `args.tag` (default: the time)."""
+    from ledger_engine.errors import NoSampleEvents
     from ledger_engine.pipeline.inbox import write_event_files
 
+    sample = ledger.sample_events
+    if sample is None:
+        raise NoSampleEvents(ledger.name)
     # A run tag keeps file names and request ids of separate demo runs apart.
-    tag = tag or datetime.now(UTC).strftime("%Y%m%d%H%M%S")
+    tag = getattr(args, "tag", None) or datetime.now(UTC).strftime("%Y%m%d%H%M%S")
     generated = [
         Event(
             e.stream,
             f"{tag}-{e.request_id}" if isinstance(e.request_id, str) else e.request_id,
             e.payload,
         )
-        for e in generate_events(events, accounts=accounts, seed=seed)
+        for e in sample(args.events, rows=args.rows, seed=args.seed)
     ]
     files = write_event_files(generated, settings.inbox, events_per_file=1000, prefix=f"demo-{tag}")
     return files, len(generated)
@@ -225,20 +236,40 @@ def cmd_report(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
-    """Generate sample events, run the pipeline, run the audits, print a summary."""
+    """Generate the ledger's sample events, run the pipeline, run the audits, print a
+    summary."""
+    from ledger_engine.apps import load_ledger
+    from ledger_engine.errors import NoSampleEvents
+
     started = time.perf_counter()
-    files, count = _generate(settings, args.events, args.accounts, args.seed, None)
-    console.print(f"generated {count} bank events in {len(files)} files in {settings.inbox}")
+    ledger = load_ledger(settings.app)
+    try:
+        files, count = _generate(settings, ledger, args)
+    except NoSampleEvents as missing:
+        console.print(str(missing), markup=False)
+        return 2
+    console.print(
+        f"generated {count} events of ledger {ledger.name!r} in {len(files)} files"
+        f" in {settings.inbox}",
+        markup=False,
+    )
     run_report = _run(settings, expected_events=count)
     _print_run(run_report)
     audit_report, page = _audit(settings)
     _print_audit(audit_report, page)
     console.print(f"demo finished in {time.perf_counter() - started:.1f} s")
-    console.print(
-        "query balances: ledger balance acct-000001, or "
-        "ledger psql -c 'SELECT * FROM reconciled_balances LIMIT 10'"
-    )
+    _print_next_steps(ledger)
     return 0 if audit_report.passed else 1
+
+
+def _print_next_steps(ledger) -> None:
+    """How to look at what the demo committed, in this ledger's own names."""
+    queries = [f"ledger balance KEY --table {shlex.quote(next(iter(ledger.tables)))}"]
+    queries += [
+        f"ledger psql -c {shlex.quote(f'SELECT * FROM {view.sql_name} LIMIT 10')}"
+        for view in ledger.views.values()
+    ] or ["ledger psql -c 'SELECT * FROM ledger_rows LIMIT 10'"]
+    console.print("query what was committed:\n  " + "\n  ".join(queries), markup=False)
 
 
 def cmd_balance(settings: Settings, args: argparse.Namespace) -> int:
@@ -400,14 +431,28 @@ def _create_login(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ledger", description=__doc__)
     parser.add_argument("--spark-master", help="Spark master URL (default: LEDGER_SPARK_MASTER)")
     commands = parser.add_subparsers(dest="command", required=True)
 
     def sample_options(p: argparse.ArgumentParser, events: int) -> None:
-        p.add_argument("--events", type=int, default=events, help="number of events")
-        p.add_argument("--accounts", type=int, default=1000, help="number of accounts")
+        p.add_argument("--events", type=_positive, default=events, help="number of events")
+        p.add_argument(
+            "--rows",
+            "--accounts",
+            dest="rows",
+            type=_positive,
+            default=1000,
+            help="how many rows the events spread over (accounts, for the bank)",
+        )
         p.add_argument("--seed", type=int, default=7, help="random seed")
 
     demo = commands.add_parser("demo", help=cmd_demo.__doc__)

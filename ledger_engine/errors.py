@@ -23,6 +23,18 @@ class DeclarationError(LedgerError, ValueError):
     """A ledger declaration that cannot run; the message names the problem."""
 
 
+class NoSampleEvents(LedgerError, LookupError):
+    """`ledger demo` or `ledger generate` asked for the sample events of a ledger that
+    declares none."""
+
+    def __init__(self, ledger_name: str) -> None:
+        super().__init__(
+            f"ledger {ledger_name!r} declares no sample events: declare them with "
+            "ledger.declare_sample_events(fn), where fn(count, *, rows, seed) returns events, "
+            "or land your own event files in the inbox (pipeline.inbox.write_event_files)"
+        )
+
+
 # --- execution (core, runtime) ---------------------------------------------------------------
 
 

@@ -34,6 +34,8 @@ from ledger_engine.errors import DeclarationError
 
 TransactionFn = Callable[..., None]
 KeyFn = Callable[[Any], Any]
+# `sample(count, *, rows, seed)`: seeded example events for `ledger demo` and `ledger generate`.
+SampleEventsFn = Callable[..., Iterable[Any]]
 
 _VALUE_TYPES = (int, str, dict)
 _KEY_TYPES = (str, int)
@@ -191,6 +193,7 @@ class StreamingLedger:
         self._views: dict[str, View] = {}
         self._invariants: dict[str, Invariant] = {}
         self._streams: dict[str, _StreamDeclaration] = {}
+        self._sample_events: SampleEventsFn | None = None
 
     @classmethod
     def create(cls, name: str) -> StreamingLedger:
@@ -260,6 +263,26 @@ class StreamingLedger:
         self._invariants[invariant.name] = invariant
         return invariant
 
+    def declare_sample_events(self, sample: SampleEventsFn) -> SampleEventsFn:
+        """Declare how to make example events of this ledger, for `ledger demo` and `ledger
+        generate`: `sample(count, *, rows, seed)` returns `count` events (`Event`s) spread over
+        about `rows` rows of its tables, the same ones for the same arguments. An application
+        ships its sample beside its tables, as the seed's example ships its generators."""
+        if not callable(sample):
+            raise DeclarationError(f"sample events: {sample!r} is not callable")
+        try:
+            inspect.signature(sample).bind(0, rows=1, seed=0)
+        except TypeError as wrong:
+            raise DeclarationError(
+                f"sample events: {_fn_name(sample)} must accept (count, *, rows, seed): {wrong}"
+            ) from None
+        except ValueError:  # a callable whose signature Python cannot inspect: trust it
+            pass
+        if self._sample_events is not None:
+            raise DeclarationError("sample events are declared twice")
+        self._sample_events = sample
+        return sample
+
     def using_stream(self, stream_name: str) -> _StreamStart:
         """Start declaring the transaction that events of `stream_name` run."""
         self._complete_pending()
@@ -281,6 +304,11 @@ class StreamingLedger:
     @property
     def invariants(self) -> dict[str, Invariant]:
         return dict(self._invariants)
+
+    @property
+    def sample_events(self) -> SampleEventsFn | None:
+        """The declared maker of example events (`declare_sample_events`), if any."""
+        return self._sample_events
 
     @property
     def streams(self) -> dict[str, Stream]:

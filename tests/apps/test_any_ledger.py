@@ -22,6 +22,7 @@ from ledger_engine.audit.runner import run_audits
 from ledger_engine.audit.verify import verify_ledger
 from ledger_engine.cli import main
 from ledger_engine.config import Settings
+from ledger_engine.core.ingest import parse_line
 from ledger_engine.core.records import canonical_json
 from ledger_engine.pipeline.inbox import write_event_files
 from ledger_engine.pipeline.job import PipelineReport, run_pipeline
@@ -186,3 +187,53 @@ def test_ledger_db_url_connects_any_client_to_the_ledgers_schema(committed, monk
     ledger = load_ledger(committed.settings.app)
     assert schema == ledger_schema(ledger)
     assert rows > 0
+
+
+def _landed(inbox: Path) -> list[Event]:
+    events = []
+    for path in sorted(inbox.glob("*.jsonl")):
+        for raw in path.read_bytes().splitlines():
+            parsed = parse_line(raw)
+            assert isinstance(parsed, Event), parsed
+            events.append(parsed)
+    return events
+
+
+@pytest.mark.parametrize("name", ["bank", "simple trade"])
+def test_ledger_generate_lands_the_sample_events_the_application_declares(
+    name, monkeypatch, capsys, tmp_path
+):
+    app = APPS[name]
+    monkeypatch.setenv("LEDGER_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("LEDGER_APP", app.spec)
+    command = ["generate", "--events", "120", "--rows", "12", "--seed", "5", "--tag", "t1"]
+
+    assert main(command) == 0
+    assert "wrote 120 events" in capsys.readouterr().out
+    ledger = load_ledger(app.spec)
+    declared = ledger.sample_events(120, rows=12, seed=5)
+    landed = _landed(tmp_path / "inbox")
+    assert [e.payload for e in landed] == [e.payload for e in declared]
+    assert [e.request_id for e in landed] == [
+        f"t1-{e.request_id}" if isinstance(e.request_id, str) else e.request_id for e in declared
+    ]
+    result = run_serial(ledger, landed)
+    undeclared = {e.stream for e in landed} - set(ledger.streams)
+    assert undeclared <= {r.stream for r in result.rejections}
+    assert result.applied_count > 100  # the sample exercises the ledger, not its rejections
+    first_table = next(iter(ledger.tables))
+    assert len(result.state[first_table]) == 12
+
+
+def test_ledger_generate_says_how_to_declare_a_sample_where_the_ledger_has_none(
+    monkeypatch, capsys, tmp_path
+):
+    monkeypatch.setenv("LEDGER_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("LEDGER_APP", APPS["generated"].spec)
+
+    assert main(["generate", "--events", "10"]) == 2
+    assert "declares no sample events: declare them with ledger.declare_sample_events" in (
+        capsys.readouterr().out.replace("\n", " ")
+    )
+    assert main(["demo", "--events", "10"]) == 2
+    assert not (tmp_path / "inbox").exists() or not list((tmp_path / "inbox").iterdir())

@@ -236,3 +236,32 @@ def test_a_payload_field_that_is_not_a_usable_name_is_rejected(ledger, name):
 
 def _touch(event, ctx, row):
     row.write(1)
+
+
+def _sample(count: int, *, rows: int, seed: int) -> list[Event]:
+    return [Event("hits", f"r{n}", {"k": f"k{n % rows}"}) for n in range(count)]
+
+
+def test_sample_events_are_declared_beside_the_tables(ledger):
+    assert ledger.sample_events is None
+    assert ledger.declare_sample_events(_sample) is _sample
+    assert ledger.sample_events is _sample
+
+
+def test_sample_events_that_cannot_take_count_rows_and_seed_are_rejected(ledger):
+    def by_accounts(count: int, accounts: int, seed: int) -> list[Event]:
+        return []
+
+    with pytest.raises(
+        DeclarationError, match=r"by_accounts must accept \(count, \*, rows, seed\)"
+    ):
+        ledger.declare_sample_events(by_accounts)
+    with pytest.raises(DeclarationError, match=r"is not callable"):
+        ledger.declare_sample_events([])  # type: ignore[arg-type]
+    assert ledger.sample_events is None
+
+
+def test_sample_events_are_declared_once(ledger):
+    ledger.declare_sample_events(_sample)
+    with pytest.raises(DeclarationError, match=r"declared twice"):
+        ledger.declare_sample_events(_sample)

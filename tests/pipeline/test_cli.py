@@ -56,3 +56,26 @@ def test_demo_runs_the_pipeline_and_every_audit_passes(env, tmp_path: Path) -> N
     audit = ledger(env, "audit", "--full")
     assert audit.returncode == 1
     assert "FAILED" in audit.stdout
+
+
+def test_demo_runs_any_ledger_that_declares_sample_events(env, tmp_path: Path) -> None:
+    simple_trade = Path(__file__).parents[1] / "support" / "apps" / "simple_trade.py"
+    # A user's ledger keeps its Great Expectations project in a folder of theirs, not ours.
+    expectations = tmp_path / "expectations"
+    env = {
+        **env,
+        "LEDGER_APP": f"{simple_trade}:build_ledger",
+        "LEDGER_EXPECTATIONS": str(expectations),
+    }
+    demo = ledger(env, "demo", "--events", "400", "--rows", "10")
+    assert demo.returncode == 0, demo.stdout + demo.stderr
+    assert "generated 400 events of ledger 'simple trade example'" in demo.stdout
+    assert "FAILED" not in demo.stdout
+    assert "ledger balance KEY --table bookEntries" not in demo.stdout
+    assert "ledger balance KEY --table accounts" in demo.stdout
+
+    assert list(expectations.glob("simple_trade_example_*/gx/expectations/*.json"))
+
+    balance = ledger(env, "balance", "BOOK-3", "--table", "bookEntries")
+    assert balance.returncode == 0, balance.stderr
+    assert balance.stdout.startswith("BOOK-3: ")

@@ -105,6 +105,12 @@ def generate_events(
     return events
 
 
+def sample_events(count: int, *, rows: int, seed: int) -> list[Event]:
+    """The bank's declared sample (`StreamingLedger.declare_sample_events`): `count` events
+    over `rows` accounts, with the default shares of faulty events and retries."""
+    return generate_events(count, accounts=rows, seed=seed)
+
+
 def _deposit(rng: random.Random, index: int, *, opening: bool = False) -> dict[str, Any]:
     if opening:
         amount, asset_amount = rng.randint(50_000, 5_000_000), rng.randint(1_000, 100_000)

@@ -32,6 +32,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
+from ledger_engine.apps.bank.generator import sample_events
 from ledger_engine.core.declarations import AccessType, StreamingLedger
 from ledger_engine.core.invariants import balanced, conserved, minimum
 from ledger_engine.core.records import INT64_MAX, INT64_MIN, OVERFLOW
@@ -222,5 +223,6 @@ def build_ledger() -> StreamingLedger:
     for view in VIEWS:
         ledger.declare_view(view, (VIEWS_DIR / f"{view}.sql").read_text(encoding="utf-8"))
     _declare_rules(ledger)
+    ledger.declare_sample_events(sample_events)
     ledger.check()
     return ledger

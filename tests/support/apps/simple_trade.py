@@ -80,6 +80,7 @@ def build_ledger() -> StreamingLedger:
         ledger.declare_invariant(conserved(table, {"deposits": field}))
         ledger.declare_invariant(balanced(table, ["transactions"]))
         ledger.declare_invariant(minimum(table, 0))
+    ledger.declare_sample_events(demo_events)
     ledger.check()
     return ledger
 
@@ -114,3 +115,10 @@ def sample_events(count: int, accounts: int = 20, seed: int = 0) -> list[Event]:
         }
         events.append(Event("transactions", f"transaction-{n}", payload))
     return events
+
+
+def demo_events(count: int, *, rows: int, seed: int) -> list[Event]:
+    """The declared sample for `ledger demo` and `ledger generate`: exactly `count` events, a
+    deposit for each of the first `rows` accounts and book entries, then transactions."""
+    deposits = min(count, rows)
+    return sample_events(count - deposits, accounts=deposits, seed=seed)
