@@ -11,6 +11,7 @@ from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.core.records import Event
 from ledger_engine.runtime.parallel.probe import MIN_SPREAD, PROBE_EVENTS, probe
 from ledger_engine.runtime.spark.batch import ExecutionOptions
+from tests.support.bank import transfer
 
 LEDGER = build_ledger()
 ROUND_COST = ExecutionOptions().round_cost
@@ -18,17 +19,12 @@ ROUND_COST = ExecutionOptions().round_cost
 
 def transfers(sources: np.ndarray, targets: np.ndarray) -> list[Event]:
     return [
-        Event(
-            "transfers",
+        transfer(
             f"t-{i}",
-            {
-                "source_account_id": account_id(int(s)),
-                "target_account_id": account_id(int(t)),
-                "source_asset_id": asset_id(int(s)),
-                "target_asset_id": asset_id(int(t)),
-                "amount": 5,
-                "asset_amount": 1,
-            },
+            account_id(int(s)),
+            account_id(int(t)),
+            5,
+            assets=(asset_id(int(s)), asset_id(int(t))),
         )
         for i, (s, t) in enumerate(zip(sources, targets, strict=True))
     ]

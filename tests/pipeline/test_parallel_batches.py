@@ -16,6 +16,7 @@ from ledger_engine.core.records import INT64_MAX
 from ledger_engine.pipeline.job import BatchProcessor, files_frame
 from ledger_engine.runtime.spark.batch import ExecutionOptions
 from ledger_engine.store.lease import run_lease
+from tests.support.bank import deposit, fee_transfer
 from tests.support.database import rows
 
 LEDGER = build_ledger()
@@ -55,35 +56,27 @@ def assert_stored(engine: Engine, expected: RunResult) -> None:
 
 
 def fee_transfers(count: int, accounts: int) -> list[Event]:
+    """`count` fee transfers among `accounts` accounts, each paying 0 to 4 into `acct-fees`."""
     events = []
     for i in range(count):
-        source, target = f"acct-{i * 7 % accounts}", f"acct-{i * 13 % accounts}"
-        payload = {
-            "source_account_id": source,
-            "target_account_id": target,
-            "source_asset_id": source.replace("acct", "asset"),
-            "target_asset_id": target.replace("acct", "asset"),
-            "amount": 1 + i % 50,
-            "asset_amount": 1,
-            "fee": i % 5,
-            "fee_account_id": "acct-fees",
-        }
-        events.append(Event("fee_transfers", f"f{i}", payload))
+        source, target = i * 7 % accounts, i * 13 % accounts
+        events.append(
+            fee_transfer(
+                f"f{i}",
+                f"acct-{source}",
+                f"acct-{target}",
+                1 + i % 50,
+                fee=i % 5,
+                fee_account="acct-fees",
+                assets=(f"asset-{source}", f"asset-{target}"),
+            )
+        )
     return events
 
 
 def deposits(accounts: int, amount: int = 10_000) -> list[Event]:
     return [
-        Event(
-            "deposits",
-            f"d{i}",
-            {
-                "account_id": f"acct-{i}",
-                "asset_id": f"asset-{i}",
-                "amount": amount,
-                "asset_amount": 100,
-            },
-        )
+        deposit(f"d{i}", f"acct-{i}", amount, asset=f"asset-{i}", asset_amount=100)
         for i in range(accounts)
     ]
 
@@ -103,16 +96,7 @@ def test_batches_in_rounds_with_a_hot_fee_account_equal_the_serial_runner(
 def test_a_deferred_add_that_overflows_is_replanned_and_rejected(spark, engine: Engine) -> None:
     opening = [
         *deposits(3),
-        Event(
-            "deposits",
-            "big",
-            {
-                "account_id": "acct-fees",
-                "asset_id": "asset-fees",
-                "amount": INT64_MAX - 20,
-                "asset_amount": 1,
-            },
-        ),
+        deposit("big", "acct-fees", INT64_MAX - 20, asset="asset-fees"),
     ]
     options = ExecutionOptions(bins=2, rounds=2)
     commit(spark, engine, 0, opening, options)
