@@ -94,6 +94,14 @@ class BatchFailed(LedgerError, RuntimeError):
         self.batch_id = batch_id
 
 
+# --- reconciliation ---------------------------------------------------------------------------
+
+
+class SourcesError(LedgerError, ValueError):
+    """The declaration of a ledger's statement sources cannot be used; the message names the
+    source and the key."""
+
+
 # --- the audits -------------------------------------------------------------------------------
 
 

@@ -1,0 +1,113 @@
+"""What a statement says, as records: its entries, the entries refused, its balances.
+
+A parser turns one file's bytes into a `ParsedStatement`; every entry the file holds ends as
+exactly one `StatementEntry` or one `EntryRejection` (with the reason and the entry's raw
+bytes), and a file that cannot be read at all as one `EntryRejection` of the whole file
+(`MALFORMED_FILE`), so the counts always add up.
+
+Amounts are signed integer minor units from the account holder's side: a credit (money into
+the account) is positive, a debit negative, the way the ledger's own balances move.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from ledger_engine.core.records import INT64_MAX, INT64_MIN
+
+# Why an entry was refused; each rejection also carries a sentence (`detail`) saying what.
+MALFORMED_FILE = "malformed_file"  # the file as a whole cannot be read
+MALFORMED = "malformed"  # the entry's bytes cannot be read as the format says
+MISSING_FIELD = "missing_field"  # a field the source's mapping requires is absent or empty
+BAD_AMOUNT = "bad_amount"  # not a decimal amount within the source's precision and int64
+BAD_DATE = "bad_date"  # not a date in the source's format
+BAD_INDICATOR = "bad_indicator"  # a credit/debit indicator the source does not know
+UNKNOWN_ACCOUNT = "unknown_account"  # an account the source maps to no ledger key
+CURRENCY_MISMATCH = "currency_mismatch"  # an amount in another currency than the source's
+
+REASONS = frozenset(
+    {
+        MALFORMED_FILE,
+        MALFORMED,
+        MISSING_FIELD,
+        BAD_AMOUNT,
+        BAD_DATE,
+        BAD_INDICATOR,
+        UNKNOWN_ACCOUNT,
+        CURRENCY_MISMATCH,
+    }
+)
+
+
+@dataclass(frozen=True)
+class StatementEntry:
+    """One movement the statement reports on the ledger row `account` (a key of the source's
+    table), at `position` in the file (1-based: a CSV line number, a camt.053 entry's
+    ordinal)."""
+
+    position: int
+    account: str
+    amount: int
+    booking_date: date
+    value_date: date | None
+    reference: str | None
+    servicer_reference: str | None
+    description: str | None
+    raw: bytes
+
+    def __post_init__(self) -> None:
+        assert self.position >= 1, self.position
+        assert INT64_MIN <= self.amount <= INT64_MAX, self.amount
+        assert isinstance(self.account, str) and self.account, self.account
+
+
+@dataclass(frozen=True)
+class EntryRejection:
+    """An entry (or, for `MALFORMED_FILE`, a whole file at position 0) that was not loaded."""
+
+    position: int
+    reason: str
+    detail: str
+    raw: bytes
+
+    def __post_init__(self) -> None:
+        assert self.reason in REASONS, self.reason
+        assert (self.position == 0) == (self.reason == MALFORMED_FILE), (self.position, self.reason)
+
+
+@dataclass(frozen=True)
+class StatementBalance:
+    """A balance the statement states for a ledger row, in minor units, as of a moment."""
+
+    account: str
+    opening: int | None
+    closing: int
+    as_of: datetime
+
+    def __post_init__(self) -> None:
+        assert self.as_of.tzinfo is not None, "balances are stated as of an absolute time"
+
+
+@dataclass(frozen=True)
+class ParsedStatement:
+    """Everything read from one statement file."""
+
+    statement_id: str | None
+    entries: tuple[StatementEntry, ...]
+    rejections: tuple[EntryRejection, ...]
+    balances: tuple[StatementBalance, ...] = ()
+
+    def __post_init__(self) -> None:
+        positions = [e.position for e in self.entries] + [r.position for r in self.rejections]
+        assert len(positions) == len(set(positions)), "an entry ends as exactly one outcome"
+
+    @property
+    def count(self) -> int:
+        """Entries read: loaded plus rejected."""
+        return len(self.entries) + len(self.rejections)
+
+
+def rejected_file(detail: str, raw: bytes) -> ParsedStatement:
+    """The outcome of a file that cannot be read at all: one rejection holding all of it."""
+    return ParsedStatement(None, (), (EntryRejection(0, MALFORMED_FILE, detail, raw),))

@@ -1,0 +1,263 @@
+"""The sources a ledger reconciles against, declared in a versioned TOML file.
+
+A *source* is one place statements come from: a bank account, a payment provider. Its
+declaration says how to read its files and which ledger rows they speak of::
+
+    version = 1
+
+    [sources."Main bank"]
+    format = "camt053"            # or "csv"
+    table = "accounts"            # the declared table its entries reconcile against
+    currency = "EUR"
+    precision = 2                 # decimal places of the file's amounts (minor units)
+    [sources."Main bank".accounts]  # the statement's account id -> the ledger row's key
+    "DE89370400440532013000" = "acct-000001"
+
+    [sources.provider]
+    format = "csv"
+    table = "accounts"
+    currency = "EUR"
+    precision = 2
+    account = "acct-000002"       # every entry is about this one row
+    [sources.provider.csv]
+    date_format = "%d.%m.%Y"
+    decimal_separator = ","
+    [sources.provider.csv.columns]  # field -> the file's column header
+    booking_date = "Date"
+    amount = "Amount"
+    reference = "Reference"
+
+Where a source gives neither `account` nor `accounts`, the statement's account ids are the
+ledger's keys themselves. Every key is checked when the file is read, and a mistake (a typo in
+a key, an unknown format, a CSV layout without an amount column) raises `SourcesError` naming
+the source and the key, before any statement is read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ledger_engine.core.naming import label_problem, sql_identifier
+from ledger_engine.errors import SourcesError
+
+VERSION = 1
+FORMATS = ("csv", "camt053")
+
+# The fields a CSV layout may map to columns; the first two are required.
+CSV_REQUIRED_FIELDS = ("booking_date", "amount")
+CSV_OPTIONAL_FIELDS = (
+    "value_date",
+    "credit_debit",
+    "reference",
+    "servicer_reference",
+    "description",
+    "account",
+    "currency",
+    "balance",
+)
+_CSV_KEYS = {
+    "columns",
+    "delimiter",
+    "date_format",
+    "decimal_separator",
+    "thousands_separator",
+    "encoding",
+    "credit_values",
+    "debit_values",
+}
+_SOURCE_KEYS = {"format", "table", "currency", "precision", "account", "accounts", "csv"}
+
+
+@dataclass(frozen=True)
+class CsvLayout:
+    """How a source's CSV files are written: which column holds which field, and how."""
+
+    columns: Mapping[str, str]
+    delimiter: str = ","
+    date_format: str = "%Y-%m-%d"
+    decimal_separator: str = "."
+    thousands_separator: str = ""
+    encoding: str = "utf-8"
+    # The credit/debit column's values, where amounts are unsigned and it gives the sign.
+    credit_values: frozenset[str] = frozenset({"C", "CRDT", "CR", "credit"})
+    debit_values: frozenset[str] = frozenset({"D", "DBIT", "DR", "debit"})
+
+
+@dataclass(frozen=True)
+class Source:
+    """One declared source of statements."""
+
+    name: str
+    format: str
+    table: str
+    currency: str
+    precision: int
+    account: str | None = None
+    accounts: Mapping[str, str] = field(default_factory=dict)
+    csv: CsvLayout | None = None
+
+    @property
+    def folder(self) -> str:
+        """The folder of the statement inbox its files land in: a stable name derived from
+        the source's label (`ledger_engine.core.naming.sql_identifier`)."""
+        return sql_identifier(self.name)
+
+    def ledger_key(self, statement_account: str | None) -> str | None:
+        """The ledger row a statement's account id speaks of, or `None` if the source maps
+        that id to none."""
+        if self.account is not None:
+            return self.account
+        if not statement_account:
+            return None
+        if self.accounts:
+            return self.accounts.get(statement_account)
+        return statement_account
+
+
+@dataclass(frozen=True)
+class Sources:
+    """The parsed declaration file: its sources by name, and the file's SHA-256 (recorded
+    with every reconciliation run, so that a run says which version of the rules it used)."""
+
+    sources: Mapping[str, Source]
+    digest: str
+
+
+def load_sources(path: Path, tables: Mapping[str, Any] | None = None) -> Sources:
+    """Read and check the declaration file at `path`. With `tables` (a ledger's declared
+    tables), each source's table must be one of them."""
+    raw = Path(path).read_bytes()
+    try:
+        document = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as wrong:
+        raise SourcesError(f"{path}: not a TOML file: {wrong}") from None
+    return Sources(parse_sources(document, tables), hashlib.sha256(raw).hexdigest())
+
+
+def parse_sources(
+    document: Mapping[str, Any], tables: Mapping[str, Any] | None = None
+) -> dict[str, Source]:
+    """The sources of a parsed TOML document (see the module's docstring)."""
+    _only_keys("the file", document, {"version", "sources"})
+    if document.get("version") != VERSION:
+        raise SourcesError(
+            f"the file must say version = {VERSION}, not {document.get('version')!r}"
+        )
+    declared = document.get("sources", {})
+    if not isinstance(declared, Mapping):
+        raise SourcesError("[sources] must be a table of sources")
+    sources = {name: _source(name, body, tables) for name, body in declared.items()}
+    folders = [s.folder for s in sources.values()]
+    if len(set(folders)) != len(folders):
+        raise SourcesError("two sources' names derive the same inbox folder; rename one")
+    return sources
+
+
+def _source(name: str, body: Any, tables: Mapping[str, Any] | None) -> Source:
+    where = f"source {name!r}"
+    problem = label_problem("source", name)
+    if problem is not None:
+        raise SourcesError(problem)
+    if not isinstance(body, Mapping):
+        raise SourcesError(f"{where} must be a table")
+    _only_keys(where, body, _SOURCE_KEYS)
+    fmt = _text(where, body, "format")
+    if fmt not in FORMATS:
+        raise SourcesError(f"{where}: format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    table = _text(where, body, "table")
+    if tables is not None and table not in tables:
+        raise SourcesError(f"{where}: the ledger declares no table {table!r}")
+    precision = body.get("precision")
+    if not isinstance(precision, int) or isinstance(precision, bool) or not 0 <= precision <= 18:
+        raise SourcesError(f"{where}: precision must be a whole number from 0 to 18")
+    account = body.get("account")
+    if account is not None and (not isinstance(account, str) or not account):
+        raise SourcesError(f"{where}: account must be a ledger key (text)")
+    accounts = body.get("accounts", {})
+    if not isinstance(accounts, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) and v for k, v in accounts.items()
+    ):
+        raise SourcesError(f"{where}: accounts must map statement account ids to ledger keys")
+    if account is not None and accounts:
+        raise SourcesError(f"{where}: give account or accounts, not both")
+    csv = body.get("csv")
+    if (csv is None) != (fmt != "csv"):
+        raise SourcesError(f"{where}: a [csv] layout goes with format = 'csv', and only there")
+    layout = None if csv is None else _csv_layout(f"{where} [csv]", csv)
+    if layout is not None and account is None and "account" not in layout.columns:
+        raise SourcesError(f"{where}: without a fixed account, [csv] columns must name account")
+    return Source(
+        name=name,
+        format=fmt,
+        table=table,
+        currency=_text(where, body, "currency"),
+        precision=precision,
+        account=account,
+        accounts=dict(accounts),
+        csv=layout,
+    )
+
+
+def _csv_layout(where: str, body: Any) -> CsvLayout:
+    if not isinstance(body, Mapping):
+        raise SourcesError(f"{where} must be a table")
+    _only_keys(where, body, _CSV_KEYS)
+    columns = body.get("columns")
+    if not isinstance(columns, Mapping):
+        raise SourcesError(f"{where}: columns must map fields to column headers")
+    _only_keys(f"{where} columns", columns, set(CSV_REQUIRED_FIELDS + CSV_OPTIONAL_FIELDS))
+    for required in CSV_REQUIRED_FIELDS:
+        if required not in columns:
+            raise SourcesError(f"{where}: columns must name the {required} column")
+    if not all(isinstance(v, str) and v for v in columns.values()):
+        raise SourcesError(f"{where}: every column header must be non-empty text")
+    texts = {
+        key: _text(where, body, key)
+        for key in ("delimiter", "date_format", "decimal_separator", "encoding")
+        if key in body
+    }
+    if "thousands_separator" in body:
+        texts["thousands_separator"] = _text(where, body, "thousands_separator", empty_ok=True)
+    if len(texts.get("delimiter", ",")) != 1:
+        raise SourcesError(f"{where}: delimiter must be one character")
+    if texts.get("decimal_separator", ".") not in (".", ","):
+        raise SourcesError(f"{where}: decimal_separator must be '.' or ','")
+    if texts.get("decimal_separator", ".") == texts.get("thousands_separator", ""):
+        raise SourcesError(f"{where}: the decimal and thousands separators must differ")
+    values = {
+        key: frozenset(_texts(where, body, key))
+        for key in ("credit_values", "debit_values")
+        if key in body
+    }
+    layout = CsvLayout(columns=dict(columns), **texts, **values)
+    if layout.credit_values & layout.debit_values:
+        raise SourcesError(f"{where}: a value cannot mean both credit and debit")
+    return layout
+
+
+def _only_keys(where: str, body: Mapping[str, Any], allowed: set[str]) -> None:
+    unknown = sorted(set(body) - allowed)
+    if unknown:
+        raise SourcesError(
+            f"{where}: unknown key(s) {', '.join(map(repr, unknown))};"
+            f" known: {', '.join(sorted(allowed))}"
+        )
+
+
+def _text(where: str, body: Mapping[str, Any], key: str, *, empty_ok: bool = False) -> str:
+    value = body.get(key)
+    if not isinstance(value, str) or (not value and not empty_ok):
+        raise SourcesError(f"{where}: {key} must be non-empty text")
+    return value
+
+
+def _texts(where: str, body: Mapping[str, Any], key: str) -> list[str]:
+    value = body.get(key)
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise SourcesError(f"{where}: {key} must be a list of text values")
+    return value

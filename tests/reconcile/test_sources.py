@@ -1,0 +1,142 @@
+"""The declaration of statement sources: read from a versioned TOML file and checked at load,
+with a message naming the source and the key for every mistake."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from ledger_engine.errors import SourcesError
+from ledger_engine.reconcile.sources import Source, load_sources, parse_sources
+
+DECLARATION = """
+version = 1
+
+[sources."Main bank"]
+format = "camt053"
+table = "accounts"
+currency = "EUR"
+precision = 2
+[sources."Main bank".accounts]
+"DE89370400440532013000" = "acct-000001"
+
+[sources.provider]
+format = "csv"
+table = "accounts"
+currency = "EUR"
+precision = 2
+account = "acct-000002"
+[sources.provider.csv]
+date_format = "%d.%m.%Y"
+decimal_separator = ","
+thousands_separator = "."
+[sources.provider.csv.columns]
+booking_date = "Date"
+amount = "Amount"
+reference = "Reference"
+"""
+
+
+def _csv_source(**changes) -> dict:
+    source = {
+        "format": "csv",
+        "table": "accounts",
+        "currency": "EUR",
+        "precision": 2,
+        "account": "acct-1",
+        "csv": {"columns": {"booking_date": "Date", "amount": "Amount"}},
+    }
+    return {"version": 1, "sources": {"s": source | changes}}
+
+
+def test_a_declaration_file_gives_each_source_with_its_digest(tmp_path: Path):
+    path = tmp_path / "reconciliation.toml"
+    path.write_text(DECLARATION, encoding="utf-8")
+
+    declared = load_sources(path, tables={"accounts": object()})
+
+    assert declared.digest == hashlib.sha256(path.read_bytes()).hexdigest()
+    bank, provider = declared.sources["Main bank"], declared.sources["provider"]
+    assert (bank.format, bank.table, bank.currency, bank.precision) == (
+        "camt053",
+        "accounts",
+        "EUR",
+        2,
+    )
+    assert bank.ledger_key("DE89370400440532013000") == "acct-000001"
+    assert bank.ledger_key("DE00000000000000000000") is None
+    assert provider.ledger_key(None) == "acct-000002"
+    assert provider.csv is not None and provider.csv.decimal_separator == ","
+    assert provider.csv.columns["reference"] == "Reference"
+
+
+def test_a_source_without_a_mapping_reads_statement_accounts_as_ledger_keys():
+    source = Source("s", "camt053", "accounts", "EUR", 2)
+    assert source.ledger_key("acct-7") == "acct-7"
+    assert source.ledger_key("") is None
+
+
+def test_a_source_name_is_a_label_and_its_inbox_folder_is_derived():
+    document = {"version": 1, "sources": {"Bank «Nord» 'EUR'": _csv_source()["sources"]["s"]}}
+    (source,) = parse_sources(document).values()
+    assert source.name == "Bank «Nord» 'EUR'"
+    assert source.folder.startswith("bank_nord_eur_") and source.folder.isascii()
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        ({"version": 2, "sources": {}}, r"version = 1, not 2"),
+        ({"sources": {}}, r"version = 1, not None"),
+        ({"version": 1, "source": {}}, r"unknown key\(s\) 'source'"),
+        (_csv_source(format="xlsx"), r"source 's': format must be one of csv, camt053"),
+        (_csv_source(table="acounts"), r"source 's': the ledger declares no table 'acounts'"),
+        (_csv_source(precision=2.0), r"precision must be a whole number"),
+        (_csv_source(precision=19), r"precision must be a whole number from 0 to 18"),
+        (_csv_source(currency=""), r"currency must be non-empty text"),
+        (_csv_source(accounts={"x": "y"}), r"give account or accounts, not both"),
+        (_csv_source(ammount=1), r"unknown key\(s\) 'ammount'"),
+        (_csv_source(csv=None), r"a \[csv\] layout goes with format = 'csv'"),
+        (_csv_source(csv={"columns": {"amount": "A"}}), r"must name the booking_date column"),
+        (
+            _csv_source(csv={"columns": {"booking_date": "D", "amount": "A", "amnt": "B"}}),
+            r"\[csv\] columns: unknown key\(s\) 'amnt'",
+        ),
+        (
+            _csv_source(account=None),
+            r"without a fixed account, \[csv\] columns must name account",
+        ),
+        (
+            _csv_source(
+                csv={
+                    "columns": {"booking_date": "D", "amount": "A"},
+                    "decimal_separator": ",",
+                    "thousands_separator": ",",
+                }
+            ),
+            r"separators must differ",
+        ),
+        (
+            _csv_source(
+                csv={
+                    "columns": {"booking_date": "D", "amount": "A"},
+                    "credit_values": ["C"],
+                    "debit_values": ["C", "D"],
+                }
+            ),
+            r"cannot mean both credit and debit",
+        ),
+    ],
+)
+def test_a_mistake_in_the_declaration_is_refused_naming_it(document, message):
+    with pytest.raises(SourcesError, match=message):
+        parse_sources(document, tables={"accounts": object()})
+
+
+def test_a_file_that_is_not_toml_is_refused(tmp_path: Path):
+    path = tmp_path / "reconciliation.toml"
+    path.write_text("version = = 1", encoding="utf-8")
+    with pytest.raises(SourcesError, match=r"not a TOML file"):
+        load_sources(path)
