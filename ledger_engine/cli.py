@@ -129,14 +129,16 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     return 0 if audit_report.passed else 1
 
 
-def _audit(settings: Settings, full: bool = False):
-    """The batch audit (the batches since the last passing audit), or the full audit."""
+def _audit(settings: Settings, full: bool = False, ledger=None):
+    """The batch audit (the batches since the last passing audit), or the full audit, of
+    `ledger` (default: built once, from the settings, for the whole audit)."""
     from ledger_engine.audit.runner import run_audits
     from ledger_engine.pipeline.faults import FaultSwitch
 
     what = "full audit" if full else "batch audit"
+    faults = FaultSwitch.from_setting(settings.fault)
     with console.status(f"running the {what}: Merkle trees, hash chain, Great Expectations"):
-        return run_audits(settings, faults=FaultSwitch.from_setting(settings.fault), full=full)
+        return run_audits(settings, ledger=ledger, faults=faults, full=full)
 
 
 def _print_audit(report, page) -> None:
@@ -176,7 +178,7 @@ def cmd_verify(settings: Settings, args: argparse.Namespace) -> int:
     from ledger_engine.store.database import open_store
 
     ledger = load_ledger(settings.app)
-    engine = open_store(settings)
+    engine = open_store(settings, ledger)  # the ledger built above, not built again
     started = time.perf_counter()
     try:
         with console.status("verifying: hash chain, Merkle trees, batch counts"):

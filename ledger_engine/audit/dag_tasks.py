@@ -22,6 +22,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from ledger_engine.apps import load_ledger
 from ledger_engine.audit.findings import AuditScope, CheckResult
 from ledger_engine.audit.runner import (
     AuditPart,
@@ -32,6 +33,7 @@ from ledger_engine.audit.runner import (
     replay_audit,
 )
 from ledger_engine.config import Settings
+from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.store.database import open_store
 
 # The XCom keys under which each audit task publishes all its checks (with every finding and
@@ -46,17 +48,23 @@ MAX_LISTED_FINDINGS = 10  # findings per failed check in a failed report task's 
 
 
 def _run_part(
-    part: str, settings: Settings, kind: str, engine: Engine, log: logging.Logger
+    part: str,
+    settings: Settings,
+    kind: str,
+    engine: Engine,
+    ledger: StreamingLedger,
+    log: logging.Logger,
 ) -> AuditPart:
-    """One part of an audit of `kind`. The replay's own failure is a finding of its own, so
-    that the report says the replay could not run."""
+    """One part of an audit of `kind`, of `ledger` (the one `engine` was opened with). The
+    replay's own failure is a finding of its own, so that the report says the replay could
+    not run."""
     if part == "merkle":
-        return merkle_audit(settings, kind, engine)
+        return merkle_audit(settings, kind, engine, ledger=ledger)
     if part == "great_expectations":
-        return expectations_audit(settings, kind, engine)
+        return expectations_audit(settings, kind, engine, ledger=ledger)
     if part == "replay":
         try:
-            return replay_audit(settings, engine, _progress_logger(log))
+            return replay_audit(settings, engine, _progress_logger(log), ledger=ledger)
         except Exception as exc:
             log.exception("the replay could not run")
             finding = f"{type(exc).__name__}: {exc}"
@@ -82,9 +90,10 @@ def audit_part_task(part: str, kind: str, log: logging.Logger) -> dict[str, Any]
     """The body of an audit part's task: run it, log it, publish it, fail if a check failed;
     returns a summary (counts of checks, the failed ones' names, links, the scope)."""
     settings = Settings.from_env()
-    engine = open_store(settings)
+    ledger = load_ledger(settings.app)  # once: the store and the part both need it
+    engine = open_store(settings, ledger)
     try:
-        scope, checks = _run_part(part, settings, kind, engine, log)
+        scope, checks = _run_part(part, settings, kind, engine, ledger, log)
     finally:
         engine.dispose()
     log.info("%s: %s", scope.describe(), [_brief(c) for c in checks])
@@ -146,7 +155,8 @@ def report_task(
     ti = get_current_context()["ti"]
     not_succeeded = [task_id for task_id, output in upstream.items() if output is None]
     settings = Settings.from_env()
-    engine = open_store(settings)
+    ledger = load_ledger(settings.app)  # once: the store and any part audited again need it
+    engine = open_store(settings, ledger)
     extra = []
     if pipeline_task is not None and upstream.get(pipeline_task) is None:
         # Say so on the page too: what is audited may miss landed events.
@@ -155,7 +165,8 @@ def report_task(
         extra.append(CheckResult("pipeline", name, False, (finding,)))
     try:
         gathered = [
-            _gathered(ti, part, task_id, settings, kind, engine, log) for part, task_id in parts
+            _gathered(ti, part, task_id, settings, kind, engine, ledger, log)
+            for part, task_id in parts
         ]
         report, page, mark = conclude(engine, gathered, settings.reports, extra)
     finally:
@@ -188,6 +199,7 @@ def _gathered(
     settings: Settings,
     kind: str,
     engine: Engine,
+    ledger: StreamingLedger,
     log: logging.Logger,
 ) -> AuditPart:
     """What the task of `part` published, or the part run again here if it published nothing
@@ -203,7 +215,7 @@ def _gathered(
         return AuditScope.from_dict(scope), checks
     log.info("%s: %s published no checks; auditing again", part, task_id)
     try:
-        return _run_part(part, settings, kind, engine, log)
+        return _run_part(part, settings, kind, engine, ledger, log)
     except Exception as exc:  # the report still shows the audits that could run
         log.exception("the %s audit could not run", part)
         finding = f"{type(exc).__name__}: {exc}"

@@ -12,6 +12,10 @@ Each has parts that the Airflow DAGs run as tasks of their own (`merkle_audit`,
 `expectations_audit`, `replay_audit`, each giving the scope it covered and its checks), and
 `conclude` ends an audit: a mark if every check passed, then the HTML report.
 `run_audits` runs a whole audit (the `ledger` command).
+
+Every part takes the ledger (`ledger=`, the user's build function's `StreamingLedger`): a caller
+running several parts builds it once (`load_ledger`) and gives it to each, as `run_audits` does;
+a part given none builds it from the settings (`LEDGER_APP`).
 """
 
 from __future__ import annotations
@@ -46,60 +50,78 @@ def expectations_project(settings: Settings, ledger: StreamingLedger) -> Path:
     return settings.expectations / ledger_schema(ledger)
 
 
-def snapshot_checks(settings: Settings, engine: Engine | None = None) -> list[CheckResult]:
+def snapshot_checks(
+    settings: Settings, engine: Engine | None = None, *, ledger: StreamingLedger | None = None
+) -> list[CheckResult]:
     """`ledger verify`: the batch hash chain, every table's Merkle tree recomputed from
     PostgreSQL down to the keys that differ, and the batch rows' counts."""
-    ledger = load_ledger(settings.app)
+    ledger = ledger or load_ledger(settings.app)
     return verify_ledger(engine or open_store(settings, ledger), ledger, invariants=False)
 
 
 def expectation_checks(
-    settings: Settings, engine: Engine | None = None, expectations_root: Path | None = None
+    settings: Settings,
+    engine: Engine | None = None,
+    expectations_root: Path | None = None,
+    *,
+    ledger: StreamingLedger | None = None,
 ) -> list[CheckResult]:
     """The whole-ledger Great Expectations suite over the system of record (also builds Data
     Docs)."""
     from ledger_engine.audit.expectations import run_expectations
 
-    ledger = load_ledger(settings.app)
+    ledger = ledger or load_ledger(settings.app)
     engine = engine or open_store(settings, ledger)
     root = expectations_root or expectations_project(settings, ledger)
     return run_expectations(_url(engine), ledger, root)
 
 
-def merkle_audit(settings: Settings, kind: str, engine: Engine) -> AuditPart:
+def merkle_audit(
+    settings: Settings, kind: str, engine: Engine, *, ledger: StreamingLedger | None = None
+) -> AuditPart:
     """The Merkle trees and the hash chain: over the scope (`BATCHES`) or every batch (`FULL`,
     `ledger verify`'s checks)."""
+    ledger = ledger or load_ledger(settings.app)
     if kind == FULL:
         scope = read_scope(engine, FULL)
-        return scope, snapshot_checks(settings, engine)
+        return scope, snapshot_checks(settings, engine, ledger=ledger)
     from ledger_engine.audit.batch_verify import verify_batches
 
-    return verify_batches(engine, load_ledger(settings.app))
+    return verify_batches(engine, ledger)
 
 
 def expectations_audit(
-    settings: Settings, kind: str, engine: Engine, expectations_root: Path | None = None
+    settings: Settings,
+    kind: str,
+    engine: Engine,
+    expectations_root: Path | None = None,
+    *,
+    ledger: StreamingLedger | None = None,
 ) -> AuditPart:
     """Great Expectations: the batch suite (`BATCHES`) or the whole-ledger suite (`FULL`). The
     scope is read first: the batch suite's rules read theirs when they run, which covers it."""
+    ledger = ledger or load_ledger(settings.app)
     scope = read_scope(engine, kind)
     if kind == FULL:
-        return scope, expectation_checks(settings, engine, expectations_root)
+        return scope, expectation_checks(settings, engine, expectations_root, ledger=ledger)
     from ledger_engine.audit.batch_expectations import run_batch_expectations
 
-    ledger = load_ledger(settings.app)
     root = expectations_root or expectations_project(settings, ledger)
     return scope, run_batch_expectations(_url(engine), ledger, root)
 
 
 def replay_audit(
-    settings: Settings, engine: Engine, on_progress: Callable | None = None
+    settings: Settings,
+    engine: Engine,
+    on_progress: Callable | None = None,
+    *,
+    ledger: StreamingLedger | None = None,
 ) -> AuditPart:
     """The re-derivation of the whole stored event log (a full audit's, in the daily DAG)."""
     from ledger_engine.audit.replay import replay_checks
 
     scope = read_scope(engine, FULL)
-    return scope, replay_checks(engine, load_ledger(settings.app), on_progress)
+    return scope, replay_checks(engine, ledger or load_ledger(settings.app), on_progress)
 
 
 def conclude(
@@ -138,6 +160,7 @@ def raise_on_failure(checks: list[CheckResult]) -> None:
 def run_audits(
     settings: Settings,
     *,
+    ledger: StreamingLedger | None = None,
     engine: Engine | None = None,
     expectations_root: Path | None = None,
     faults: FaultSwitch = NO_FAULTS,
@@ -145,8 +168,10 @@ def run_audits(
 ) -> tuple[AuditReport, Path]:
     """The batch audit (the full audit with `full`): its Merkle and chain part, its Great
     Expectations part, its mark if both passed, and the HTML report; returns the report and the
-    path of its page."""
-    engine = engine or open_store(settings)
+    path of its page. `ledger` (default: built once from the settings) serves every part and
+    the store opened when no `engine` is given."""
+    ledger = ledger or load_ledger(settings.app)
+    engine = engine or open_store(settings, ledger)
     kind = FULL if full else BATCHES
     # The two parts read the same committed batches on connections of their own and share
     # nothing, so the Great Expectations part runs beside the Merkle part: each mostly waits
@@ -165,8 +190,9 @@ def run_audits(
             kind,
             engine,
             expectations_root,
+            ledger=ledger,
         )
-        merkle = _timed(seconds, "merkle part", merkle_audit, settings, kind, engine)
+        merkle = _timed(seconds, "merkle part", merkle_audit, settings, kind, engine, ledger=ledger)
         opened = None
         if _all_passed(merkle[1]):
             opened = _timed(seconds, "mark begun beside", begin_mark, engine, merkle[0])
