@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from sqlalchemy import create_engine
 
 from ledger_engine.audit.findings import CheckResult
-from ledger_engine.audit.sql_files import audit_query
+from ledger_engine.audit.sql_files import LEDGER, audit_query
 from ledger_engine.config import PROJECT_ROOT
 from ledger_engine.core.declarations import StreamingLedger, Table
 from ledger_engine.core.invariants import Invariant
@@ -95,16 +95,6 @@ _CHECK_NAME = "check_name"  # the key of each expectation's short name in its `m
 _RUN_LOCK = threading.Lock()
 
 
-# The log tables whose primary key starts with `batch_id` (ledger_requests is tied to its
-# events instead, by the accounting rule).
-BATCH_LOG_TABLES = (
-    "ledger_events",
-    "ledger_change_log",
-    "ledger_results",
-    "ledger_rejections",
-    "ledger_duplicates",
-)
-
 # --- The rules, as SQL ---------------------------------------------------------------------
 # `{batch}` stands for the `state_rows` batch. Great Expectations fills it in with
 # `str.format` (so the SQL holds no other braces) and aliases it itself unless the query
@@ -143,208 +133,35 @@ def unique_request_ids_query() -> str:
     return audit_query("unique_request_ids")
 
 
-def accounted_query() -> str:
-    """Events not accounted for exactly once, named by batch and position (with the event's
-    outcome and request id, if the event exists) and what is wrong there.
-
-    A rejected event has its rejection and a duplicate its duplicate row, and no other event
-    has either; an executed event with a request id has its executed request id, pointing back
-    to it with its outcome; every change-log entry and result belongs to an applied event;
-    every row names its event's request id; and each batch's events sit at positions 0, 1,
-    2, ... without a gap (an event row deleted). Each table meets the event log in one join
-    along a shared index order (the primary keys, or the request ids of executed events), so
-    no branch sorts or groups more than the offending rows. Reads the logs only, so it has no
-    `{batch}`."""
-    branches = [_one_to_one_branch(t, k, o) for t, k, o in _ONE_PER_EVENT]
-    branches.append(_executed_request_branch())
-    branches += [_applied_only_branch(t, k) for t, k in _APPLIED_ONLY]
-    branches.append(_position_gap_branch())
-    problems = "\n    UNION ALL\n    ".join(branches)
-    return f"""WITH problems AS (
-    {problems}
-)
-SELECT p.batch_id, p.position, e.outcome, e.request_id,
-       string_agg(DISTINCT p.problem, '; ') AS problem
-FROM problems AS p
-LEFT JOIN ledger_events AS e ON e.batch_id = p.batch_id AND e.position = p.position
-GROUP BY p.batch_id, p.position, e.outcome, e.request_id
-ORDER BY p.batch_id, p.position
-""".strip()
+def accounted_query(scope: str = LEDGER) -> str:
+    """Events of `scope` (the whole ledger unless given: see `sql_files`) not accounted for
+    exactly once, named by batch and position (with the event's outcome and request id, if
+    the event exists) and what is wrong there (`sql/accounted.sql`). Reads the logs only, so
+    over the whole ledger it has no `{batch}`."""
+    return audit_query("accounted", scope)
 
 
-# (table, what one row is, the outcome of the event it belongs to): exactly one per such
-# event, none for any other.
-_ONE_PER_EVENT = (
-    ("ledger_rejections", "rejection", "rejected"),
-    ("ledger_duplicates", "duplicate row", "duplicate"),
-)
-# (table, what its rows are): any number for an applied event, none for any other.
-_APPLIED_ONLY = (
-    ("ledger_change_log", "change-log entries"),
-    ("ledger_results", "results"),
-)
-
-
-def _one_to_one_branch(table: str, kind: str, outcome: str) -> str:
-    return f"""SELECT COALESCE(e.batch_id, x.batch_id) AS batch_id,
-           COALESCE(e.position, x.position) AS position,
-           CASE WHEN x.position IS NULL THEN '{outcome} event without its {kind}'
-                WHEN e.position IS NULL THEN '{kind} without its event'
-                WHEN e.outcome <> '{outcome}' THEN '{kind} of an event that was ' || e.outcome
-                ELSE '{kind} names request id ' || quote_nullable(x.request_id)
-           END AS problem
-    FROM ledger_events AS e
-    FULL OUTER JOIN {table} AS x ON x.batch_id = e.batch_id AND x.position = e.position
-    WHERE (x.position IS NULL AND e.outcome = '{outcome}')
-       OR e.position IS NULL
-       OR (x.position IS NOT NULL AND e.outcome <> '{outcome}')
-       OR (x.position IS NOT NULL AND x.request_id IS DISTINCT FROM e.request_id)"""
-
-
-def _executed_request_branch() -> str:
-    # The executed events are read through the partial unique index on their request ids,
-    # ledger_requests through its primary key: both in request id order, one merge join.
-    return """SELECT COALESCE(e.batch_id, q.batch_id) AS batch_id,
-           COALESCE(e.position, q.position) AS position,
-           CASE WHEN q.request_id IS NULL
-                    THEN 'executed event without its executed request id'
-                WHEN e.request_id IS NULL
-                    THEN 'executed request id without an executed event of that id'
-                WHEN q.batch_id <> e.batch_id OR q.position <> e.position
-                    THEN 'its executed request id points to batch ' || q.batch_id
-                         || ', position ' || q.position
-                ELSE 'executed request id says ' || q.outcome || ', the event was ' || e.outcome
-           END AS problem
-    FROM (
-        SELECT batch_id, position, outcome, request_id
-        FROM ledger_events
-        WHERE outcome <> 'duplicate' AND request_id IS NOT NULL
-    ) AS e
-    FULL OUTER JOIN ledger_requests AS q ON q.request_id = e.request_id
-    WHERE q.request_id IS NULL
-       OR e.request_id IS NULL
-       OR q.batch_id <> e.batch_id
-       OR q.position <> e.position
-       OR q.outcome <> e.outcome"""
-
-
-def _applied_only_branch(table: str, kind: str) -> str:
-    return f"""SELECT DISTINCT x.batch_id, x.position,
-           CASE WHEN e.position IS NULL THEN '{kind} without their event'
-                WHEN e.outcome <> 'applied' THEN '{kind} of an event that was ' || e.outcome
-                ELSE '{kind} name request id ' || quote_nullable(x.request_id)
-           END AS problem
-    FROM {table} AS x
-    LEFT JOIN ledger_events AS e ON e.batch_id = x.batch_id AND e.position = x.position
-    WHERE e.position IS NULL
-       OR e.outcome <> 'applied'
-       OR x.request_id IS DISTINCT FROM e.request_id"""
-
-
-def _position_gap_branch() -> str:
-    return """SELECT batch_id, previous + 1 AS position,
-           CASE WHEN position = previous + 2 THEN 'no event at this position'
-                ELSE 'no events at positions ' || (previous + 1) || ' to ' || (position - 1)
-           END AS problem
-    FROM (
-        SELECT e.batch_id, e.position,
-               COALESCE(lag(e.position) OVER (PARTITION BY e.batch_id ORDER BY e.position), -1)
-                   AS previous
-        FROM ledger_events AS e
-    ) AS positions
-    WHERE position <> previous + 1"""
-
-
-def batch_contiguity_query() -> str:
+def batch_contiguity_query(scope: str = LEDGER) -> str:
     """Batch ids missing from `ledger_batches` (they run 0, 1, 2, ... without a gap), and
-    batches that log tables hold rows of but that have no batch row.
-
-    A gap is one finding naming its first id (its range in words). A log table's batch ids
-    come from its primary key by a loose index scan, one index probe per distinct batch id,
-    instead of a pass over its rows (the change log has millions). Reads the logs only."""
-    distinct_ids = ",\n".join(
-        f"""{table}_batches (batch_id) AS (
-    SELECT MIN(t.batch_id) FROM {table} AS t
-    UNION ALL
-    SELECT (SELECT MIN(t.batch_id) FROM {table} AS t WHERE t.batch_id > previous.batch_id)
-    FROM {table}_batches AS previous
-    WHERE previous.batch_id IS NOT NULL
-)"""
-        for table in BATCH_LOG_TABLES
-    )
-    logged = "\n    UNION ALL\n    ".join(
-        f"SELECT '{table}' AS table_name, batch_id FROM {table}_batches"
-        for table in BATCH_LOG_TABLES
-    )
-    return f"""WITH RECURSIVE {distinct_ids},
-logged AS (
-    {logged}
-),
-gaps AS (
-    SELECT previous + 1 AS first_missing, batch_id - 1 AS last_missing
-    FROM (
-        SELECT b.batch_id, COALESCE(lag(b.batch_id) OVER (ORDER BY b.batch_id), -1) AS previous
-        FROM ledger_batches AS b
-    ) AS ids
-    WHERE batch_id <> previous + 1
-)
-SELECT first_missing AS batch_id, 'ledger_batches' AS table_name,
-       CASE WHEN first_missing = last_missing THEN 'no batch row for this batch id'
-            ELSE 'no batch rows for batch ids ' || first_missing || ' to ' || last_missing
-       END AS problem
-FROM gaps
-UNION ALL
-SELECT logged.batch_id, logged.table_name, 'rows of a batch that has no batch row'
-FROM logged
-WHERE logged.batch_id IS NOT NULL
-  AND NOT EXISTS (SELECT 1 FROM ledger_batches AS b WHERE b.batch_id = logged.batch_id)
-ORDER BY 1, 2
-""".strip()
+    batches that log tables hold rows of but that have no batch row, over `scope` (the whole
+    ledger unless given): `sql/contiguity.sql`. Reads the logs only."""
+    return audit_query("contiguity", scope)
 
 
-def batch_counts_query() -> str:
-    """Batch rows whose recorded counts differ from the rows they describe: one finding per
-    batch and field, with the recorded and the found count. Each log table is counted in one
-    pass grouped by batch. Reads the logs only."""
-    return """WITH events AS (
-    SELECT e.batch_id,
-           COUNT(*) AS events_ingested,
-           COUNT(*) FILTER (WHERE e.outcome = 'applied') AS applied,
-           COUNT(*) FILTER (WHERE e.outcome = 'rejected') AS rejected,
-           COUNT(*) FILTER (WHERE e.outcome = 'duplicate') AS duplicates
-    FROM ledger_events AS e
-    GROUP BY e.batch_id
-),
-changes AS (
-    SELECT c.batch_id, COUNT(*) AS changes FROM ledger_change_log AS c GROUP BY c.batch_id
-),
-results AS (
-    SELECT r.batch_id, COUNT(*) AS results FROM ledger_results AS r GROUP BY r.batch_id
-)
-SELECT b.batch_id, counted.field, counted.recorded, counted.found
-FROM ledger_batches AS b
-LEFT JOIN events AS e ON e.batch_id = b.batch_id
-LEFT JOIN changes AS c ON c.batch_id = b.batch_id
-LEFT JOIN results AS r ON r.batch_id = b.batch_id
-CROSS JOIN LATERAL (
-    VALUES ('events_ingested', b.events_ingested, COALESCE(e.events_ingested, 0)),
-           ('applied', b.applied, COALESCE(e.applied, 0)),
-           ('rejected', b.rejected, COALESCE(e.rejected, 0)),
-           ('duplicates', b.duplicates, COALESCE(e.duplicates, 0)),
-           ('changes', b.changes, COALESCE(c.changes, 0)),
-           ('results', b.results, COALESCE(r.results, 0))
-) AS counted (field, recorded, found)
-WHERE counted.recorded <> counted.found
-ORDER BY b.batch_id, counted.field
-""".strip()
+def batch_counts_query(scope: str = LEDGER) -> str:
+    """Batch rows of `scope` (the whole ledger unless given) whose recorded counts differ from
+    the rows they describe: one finding per batch and field, with the recorded and the found
+    count (`sql/batch_counts.sql`). Reads the logs only."""
+    return audit_query("batch_counts", scope)
 
 
-def batch_chain_query() -> str:
-    """Batch rows whose `prev_hash` is not the `batch_hash` of the batch before (batch 0's:
-    the genesis hash), named by batch; hashes are shown by their first 16 hex digits. Only the
-    links are checked here: recomputing each row's hash from its fields is `ledger verify`'s
-    work, in Python. Reads the batch rows only."""
-    return audit_query("batch_chain")
+def batch_chain_query(scope: str = LEDGER) -> str:
+    """Batch rows of `scope` (the whole ledger unless given) whose `prev_hash` is not the
+    `batch_hash` of the batch before (batch 0's: the genesis hash), named by batch; hashes are
+    shown by their first 16 hex digits (`sql/batch_chain.sql`). Only the links are checked
+    here: recomputing each row's hash from its fields is `ledger verify`'s work, in Python.
+    Reads the batch rows only."""
+    return audit_query("batch_chain", scope)
 
 
 def rows_expectation(name: str, query: str, description: str, *, once: bool = False) -> Expectation:
