@@ -35,8 +35,9 @@ from sqlalchemy import Connection, Engine
 from ledger_engine.core.declarations import StreamingLedger, Table
 from ledger_engine.core.records import APPLIED, DUPLICATE, REJECTED, canonical_hash, canonical_json
 from ledger_engine.errors import CommitRefused
-from ledger_engine.store.lease import LEDGER_KEY, check_fence
+from ledger_engine.store.lease import check_fence
 from ledger_engine.store.merkle import MODULUS, root_of
+from ledger_engine.store.sql_files import identified, statement
 from ledger_engine.store.staging import (
     JOURNAL_COLUMNS,
     JournalPart,
@@ -47,6 +48,28 @@ from ledger_engine.store.staging import (
 GENESIS_HASH = "0" * 64
 # An arbitrary constant naming "batch commit" among the platform's advisory locks.
 _COMMIT_LOCK = 7_318_002
+
+# The commit's statements with nothing to fill in (sql/commit/); those that name a table are
+# read where they are composed.
+_COMMITTED_INPUT = statement("commit/committed_input")
+_LOCK = statement("commit/lock")
+_FIND_BATCH = statement("commit/find_batch")
+_LAST_BATCH = statement("commit/last_batch")
+_SORT_IN_MEMORY = statement("commit/sort_in_memory")
+_PLAN_BY_KEYS = statement("commit/plan_by_keys")
+_CHECK_EVENTS = statement("commit/check_events")
+_PLAN_RESET = statement("commit/plan_reset")
+_CHAIN_CHANGES = statement("commit/chain_changes")
+_FIND_BROKEN_CHAIN = statement("commit/find_broken_chain")
+_NET_CHANGES = statement("commit/net_changes")
+_APPLY_SAVEPOINT = statement("commit/apply_savepoint")
+_APPLY_RELEASE = statement("commit/apply_release")
+_APPLY_UNDO = statement("commit/apply_undo")
+_MERKLE_DIGESTS = statement("commit/merkle_digests")
+_MERKLE_DELETE = statement("commit/merkle_delete")
+_MERKLE_INSERT = statement("commit/merkle_insert")
+_COUNT_OUTCOMES = statement("commit/count_outcomes")
+_INSERT_BATCH = statement("commit/insert_batch")
 
 
 @dataclass(frozen=True)
@@ -100,10 +123,7 @@ def committed_input(engine: Engine, batch_id: int) -> str | None:
     """The input fingerprint of batch `batch_id` if it is committed."""
     with engine.connect() as conn:
         cursor = conn.connection.cursor()
-        cursor.execute(
-            "SELECT input_fingerprint FROM ledger_batches WHERE batch_id = %(id)s",
-            {"id": batch_id},
-        )
+        cursor.execute(_COMMITTED_INPUT, {"id": batch_id})
         row = cursor.fetchone()
         return None if row is None else row[0]
 
@@ -125,15 +145,9 @@ def commit_staged(
     clock.lap("check writers")
     with engine.begin() as conn:
         cursor = conn.connection.cursor()
-        cursor.execute(
-            f"SELECT pg_advisory_xact_lock(%(lock)s, {LEDGER_KEY})", {"lock": _COMMIT_LOCK}
-        )
+        cursor.execute(_LOCK, {"lock": _COMMIT_LOCK})
         check_fence(cursor, batch.fence_epoch)
-        cursor.execute(
-            "SELECT input_fingerprint, batch_hash, merkle_roots FROM ledger_batches"
-            " WHERE batch_id = %(id)s",
-            {"id": batch.batch_id},
-        )
+        cursor.execute(_FIND_BATCH, {"id": batch.batch_id})
         existing = cursor.fetchone()
         if existing is not None:
             fingerprint, batch_hash, merkle_roots = existing
@@ -145,9 +159,7 @@ def commit_staged(
             clear_staging(conn.connection, batch.batch_id)
             return CommitReport(batch.batch_id, False, batch_hash, merkle_roots, {})
         prev_hash = _check_follows_last(conn, batch.batch_id)
-        # Sorting a batch's row writes and change log in memory rather than in temporary
-        # files; local to the commit's transaction.
-        cursor.execute("SET LOCAL work_mem = '256MB'")
+        cursor.execute(_SORT_IN_MEMORY)
         _write_journal(conn, batch, clock)
         _check_journal(conn, batch)
         clock.lap("check journal")
@@ -181,7 +193,7 @@ class _Clock:
 
 def _check_follows_last(conn: Connection, batch_id: int) -> str:
     cursor = conn.connection.cursor()
-    cursor.execute("SELECT batch_id, batch_hash FROM ledger_batches ORDER BY batch_id DESC LIMIT 1")
+    cursor.execute(_LAST_BATCH)
     last = cursor.fetchone()
     expected = 0 if last is None else last[0] + 1
     if batch_id != expected:
@@ -265,18 +277,10 @@ def _write_journal(conn: Connection, batch: StagedBatch, clock: _Clock) -> None:
 def _check_journal(conn: Connection, batch: StagedBatch) -> None:
     """The batch's journal holds every line once, and nothing out of place."""
     cursor = conn.connection.cursor()
-    # Each check reads the batch's rows by the tables' keys, whatever the statistics say: a
-    # table that was empty when last analyzed makes the planner take the rows this
-    # transaction just wrote for a handful and probe one table once per row of the other by
-    # its batch id alone (the first batch of 10^5 deposits: 372 s of checks). The batch's
-    # rows of two tables are joined by hash or merge instead, each read by its key range.
-    cursor.execute("SET LOCAL enable_seqscan = off")
-    cursor.execute("SET LOCAL enable_nestloop = off")
-    cursor.execute(
-        "SELECT count(*), count(DISTINCT position), min(position), max(position)"
-        " FROM ledger_events WHERE batch_id = %s",
-        (batch.batch_id,),
-    )
+    # Each check reads the batch's rows by the tables' keys, whatever the statistics say (why:
+    # sql/commit/plan_by_keys.sql).
+    cursor.execute(_PLAN_BY_KEYS)
+    cursor.execute(_CHECK_EVENTS, (batch.batch_id,))
     count, distinct, low, high = cursor.fetchone()
     expected = (batch.ingested, batch.ingested)
     if (count, distinct) != expected or (count and (low, high) != (0, count - 1)):
@@ -285,7 +289,7 @@ def _check_journal(conn: Connection, batch: StagedBatch) -> None:
             f"({low}..{high}) for {batch.ingested} lines: every line must end exactly once"
         )
     for what, query, table, outcomes in _BELONGS:
-        cursor.execute(query.format(sql.Identifier(table)), (batch.batch_id, outcomes))
+        cursor.execute(identified(query, journal=table), (batch.batch_id, outcomes))
         stray = cursor.fetchone()[0]
         if stray:
             raise CommitRefused(f"batch {batch.batch_id}: {stray} {what} out of place")
@@ -296,23 +300,14 @@ def _check_journal(conn: Connection, batch: StagedBatch) -> None:
     cursor.execute(_REQUESTS_IN_PLACE, (batch.batch_id, [APPLIED, REJECTED]))
     if cursor.fetchone()[0] != requests:
         raise CommitRefused(f"batch {batch.batch_id}: request ids out of place")
-    cursor.execute("RESET enable_seqscan")
-    cursor.execute("RESET enable_nestloop")
+    cursor.execute(_PLAN_RESET)
 
 
 # Rows that do not belong where they are, counted set-based in place of foreign keys (see
-# sql/0005): (journal table, outcomes its rows' events must have, or the outcome whose every
-# event must have a row in it).
-_ORPHANS = sql.SQL(
-    "SELECT count(*) FROM {} x WHERE x.batch_id = %s AND NOT EXISTS ("
-    " SELECT 1 FROM ledger_events e WHERE e.batch_id = x.batch_id"
-    " AND e.position = x.position AND e.outcome = ANY(%s))"
-)
-_MISSING = sql.SQL(
-    "SELECT count(*) FROM ledger_events e WHERE e.batch_id = %s AND e.outcome = %s"
-    " AND NOT EXISTS (SELECT 1 FROM {} x WHERE x.batch_id = e.batch_id"
-    " AND x.position = e.position)"
-)
+# sql/0005): (what, statement, journal table, outcomes its rows' events must have, or the
+# outcome whose every event must have a row in it).
+_ORPHANS = "commit/count_orphans"
+_MISSING = "commit/count_missing"
 _BELONGS = [
     ("changes", _ORPHANS, "ledger_change_log", [APPLIED]),
     ("results", _ORPHANS, "ledger_results", [APPLIED]),
@@ -321,17 +316,13 @@ _BELONGS = [
     ("rejected events without their rejection", _MISSING, "ledger_rejections", REJECTED),
     ("duplicate events without their duplicate", _MISSING, "ledger_duplicates", DUPLICATE),
 ]
-_REQUESTS_IN_PLACE = (
-    "SELECT count(*) FROM ledger_events e CROSS JOIN LATERAL ("
-    " SELECT 1 FROM ledger_requests r WHERE r.request_id = e.request_id"
-    " AND r.batch_id = e.batch_id AND r.position = e.position LIMIT 1) r"
-    " WHERE e.batch_id = %s AND e.outcome = ANY(%s)"
-)
+_REQUESTS_IN_PLACE = statement("commit/count_requests_in_place")
 
 
 # Per key type, how a logged text key becomes the table's key; per value type, how a logged
 # jsonb value becomes the table's value, and whether a table's value equals a logged one.
-# Fixed SQL fragments, never built from data.
+# Fixed SQL fragments, never built from data, kept here beside the types that choose them:
+# the apply statements (sql/commit/apply_*.sql) take one of each per declared table.
 _KEY = {str: sql.SQL("n.key"), int: sql.SQL("n.key::bigint")}
 _VALUE = {
     int: sql.SQL("(n.after #>> '{}')::bigint"),
@@ -351,34 +342,18 @@ def _apply_rows(conn: Connection, ledger: StreamingLedger, batch_id: int, clock:
     still holds the value the batch read."""
     cursor = conn.connection.cursor()
     # One sort of the batch's changes by row and position serves the check and the net
-    # changes. The change log is the one record of the batch's row writes: the tasks hand
-    # over no separate net changes for the commit (a row written twice cost a batch of 10^5
-    # transfers 2.5 s in its tasks). Any order groups a row's changes: bytewise ("C") sorts
-    # the 4x10^5 changes of 10^5 transfers in 0.45 s, the database's collation in 0.83 s.
-    cursor.execute(
-        "CREATE TEMPORARY TABLE ledger_chain ON COMMIT DROP AS"
-        " SELECT table_name, key, position, before, after,"
-        " lag(position) OVER w IS NULL AS is_first, lag(after) OVER w AS previous_after,"
-        " first_value(before) OVER w AS first_before, lead(position) OVER w IS NULL AS last"
-        " FROM ledger_change_log WHERE batch_id = %s"
-        ' WINDOW w AS (PARTITION BY key COLLATE "C", table_name COLLATE "C"'
-        " ORDER BY position, seq)",
-        (batch_id,),
-    )
-    cursor.execute(
-        "SELECT table_name, key, position FROM ledger_chain"
-        " WHERE NOT is_first AND before IS DISTINCT FROM previous_after LIMIT 1"
-    )
+    # changes (sql/commit/chain_changes.sql). The change log is the one record of the batch's
+    # row writes: the tasks hand over no separate net changes for the commit (a row written
+    # twice cost a batch of 10^5 transfers 2.5 s in its tasks).
+    cursor.execute(_CHAIN_CHANGES, (batch_id,))
+    cursor.execute(_FIND_BROKEN_CHAIN)
     broken = cursor.fetchone()
     if broken is not None:
         raise CommitRefused(
             f"batch {batch_id}: the change of row {broken[:2]} at position {broken[2]} does not"
             " start from the row's change before it"
         )
-    cursor.execute(
-        "CREATE TEMPORARY TABLE ledger_net ON COMMIT DROP AS"
-        " SELECT table_name, key, first_before AS before, after FROM ledger_chain WHERE last"
-    )
+    cursor.execute(_NET_CHANGES)
     clock.lap("apply rows: net changes")
     for table in ledger.tables.values():
         _apply_table(cursor, table)
@@ -387,12 +362,7 @@ def _apply_rows(conn: Connection, ledger: StreamingLedger, batch_id: int, clock:
 
 # The net changes of one table by kind: each kind is applied by one statement, which must
 # touch exactly that many rows; a row the batch created and deleted again must be absent.
-_NET_KINDS = (
-    "SELECT count(*) FILTER (WHERE before IS NOT NULL AND after IS NOT NULL),"
-    " count(*) FILTER (WHERE before IS NOT NULL AND after IS NULL),"
-    " count(*) FILTER (WHERE before IS NULL AND after IS NOT NULL)"
-    " FROM ledger_net WHERE table_name = %s"
-)
+_NET_KINDS = statement("commit/count_net_kinds")
 
 
 def _apply_table(cursor: Any, table: Table) -> None:
@@ -401,56 +371,35 @@ def _apply_table(cursor: Any, table: Table) -> None:
     behind the engine, and the batch is refused (after undoing this table's statements, so
     that the refusal can name the rows)."""
     ident = sql.Identifier(table.sql_name)
-    key, holds_before = _KEY[table.key_type], _HOLDS_BEFORE[table.value_type]
-    cursor.execute(sql.SQL("LOCK TABLE {} IN SHARE ROW EXCLUSIVE MODE").format(ident))
+    # The declared table's identifier and its types' fixed fragments (`_KEY`, `_VALUE`,
+    # `_HOLDS_BEFORE`), never a value: each statement takes the ones it names.
+    parts = {
+        "table": ident,
+        "key": _KEY[table.key_type],
+        "value": _VALUE[table.value_type],
+        "holds_before": _HOLDS_BEFORE[table.value_type],
+    }
+
+    def applying(name: str) -> sql.Composed:
+        return sql.SQL(statement(f"commit/{name}")).format(**parts)
+
+    cursor.execute(applying("lock_table"))
     cursor.execute(_NET_KINDS, (table.name,))
     updates, deletes, inserts = cursor.fetchone()
-    cursor.execute("SAVEPOINT ledger_apply")
-    cursor.execute(
-        sql.SQL(
-            "UPDATE {} t SET value = {} FROM ledger_net n WHERE n.table_name = %s"
-            " AND n.before IS NOT NULL AND n.after IS NOT NULL AND t.key = {} AND {}"
-        ).format(ident, _VALUE[table.value_type], key, holds_before),
-        (table.name,),
-    )
+    cursor.execute(_APPLY_SAVEPOINT)
+    cursor.execute(applying("apply_updates"), (table.name,))
     applied = cursor.rowcount == updates
-    cursor.execute(
-        sql.SQL(
-            "DELETE FROM {} t USING ledger_net n WHERE n.table_name = %s"
-            " AND n.before IS NOT NULL AND n.after IS NULL AND t.key = {} AND {}"
-        ).format(ident, key, holds_before),
-        (table.name,),
-    )
+    cursor.execute(applying("apply_deletes"), (table.name,))
     applied = applied and cursor.rowcount == deletes
-    cursor.execute(
-        sql.SQL(
-            "INSERT INTO {} (key, value) SELECT {}, {} FROM ledger_net n"
-            " WHERE n.table_name = %s AND n.before IS NULL AND n.after IS NOT NULL"
-            " ON CONFLICT (key) DO NOTHING"
-        ).format(ident, key, _VALUE[table.value_type]),
-        (table.name,),
-    )
+    cursor.execute(applying("apply_inserts"), (table.name,))
     applied = applied and cursor.rowcount == inserts
-    cursor.execute(
-        sql.SQL(
-            "SELECT EXISTS (SELECT 1 FROM ledger_net n JOIN {} t ON t.key = {}"
-            " WHERE n.table_name = %s AND n.before IS NULL AND n.after IS NULL)"
-        ).format(ident, key),
-        (table.name,),
-    )
+    cursor.execute(applying("recreated_present"), (table.name,))
     applied = applied and not cursor.fetchone()[0]
     if applied:
-        cursor.execute("RELEASE SAVEPOINT ledger_apply")
+        cursor.execute(_APPLY_RELEASE)
         return
-    cursor.execute("ROLLBACK TO SAVEPOINT ledger_apply")
-    cursor.execute(
-        sql.SQL(
-            "SELECT n.key, to_jsonb(t.value), n.before FROM ledger_net n"
-            " LEFT JOIN {} t ON t.key = {}"
-            " WHERE n.table_name = %s AND to_jsonb(t.value) IS DISTINCT FROM n.before LIMIT 3"
-        ).format(ident, key),
-        (table.name,),
-    )
+    cursor.execute(_APPLY_UNDO)
+    cursor.execute(applying("changed_rows"), (table.name,))
     changed = cursor.fetchall()
     assert changed, f"{table.name}: a net change did not apply, yet every row holds its read"
     found = "; ".join(
@@ -470,44 +419,29 @@ def _update_merkle(
     cursor = conn.connection.cursor()
     roots: dict[str, str] = {}
     for name in sorted(ledger.tables):
-        cursor.execute(
-            "SELECT bucket, digest FROM ledger_merkle_buckets WHERE table_name = %s", (name,)
-        )
+        cursor.execute(_MERKLE_DIGESTS, (name,))
         digests = {bucket: int(digest, 16) for bucket, digest in cursor.fetchall()}
         touched = {bucket for (table_name, bucket) in deltas if table_name == name}
         for bucket in touched:
             digests[bucket] = (digests.get(bucket, 0) + deltas[(name, bucket)]) % MODULUS
         if touched:
-            cursor.execute(
-                "DELETE FROM ledger_merkle_buckets WHERE table_name = %s AND bucket = ANY(%s)",
-                (name, sorted(touched)),
-            )
+            cursor.execute(_MERKLE_DELETE, (name, sorted(touched)))
             rows = [
                 (name, b, format(digests[b], "064x")) for b in sorted(touched) if digests.get(b)
             ]
             if rows:
-                execute_values(
-                    cursor,
-                    "INSERT INTO ledger_merkle_buckets (table_name, bucket, digest) VALUES %s",
-                    rows,
-                )
+                execute_values(cursor, _MERKLE_INSERT, rows)
         roots[name] = root_of(digests)
     return roots
 
 
 def _counts(conn: Connection, batch_id: int) -> dict[str, int]:
     cursor = conn.connection.cursor()
-    cursor.execute(
-        "SELECT outcome, count(*) FROM ledger_events WHERE batch_id = %s GROUP BY outcome",
-        (batch_id,),
-    )
+    cursor.execute(_COUNT_OUTCOMES, (batch_id,))
     by_outcome = dict(cursor.fetchall())
     counts = {status: by_outcome.get(status, 0) for status in (APPLIED, REJECTED, DUPLICATE)}
     for name, table in (("changes", "ledger_change_log"), ("results", "ledger_results")):
-        cursor.execute(
-            sql.SQL("SELECT count(*) FROM {} WHERE batch_id = %s").format(sql.Identifier(table)),
-            (batch_id,),
-        )
+        cursor.execute(identified("commit/count_batch_rows", journal=table), (batch_id,))
         counts[name] = cursor.fetchone()[0]
     return counts
 
@@ -538,13 +472,7 @@ def _insert_batch_row(
     assert row["events_ingested"] == row["applied"] + row["rejected"] + row["duplicates"]
     batch_hash = batch_row_hash(row)
     conn.connection.cursor().execute(
-        "INSERT INTO ledger_batches (batch_id, ledger, input_fingerprint, input_files,"
-        " events_ingested, applied, rejected, duplicates, changes, results, merkle_roots,"
-        " prev_hash, batch_hash, execute_seconds, commit_seconds)"
-        " VALUES (%(batch_id)s, %(ledger)s, %(input_fingerprint)s,"
-        " CAST(%(input_files)s AS jsonb), %(events_ingested)s, %(applied)s, %(rejected)s,"
-        " %(duplicates)s, %(changes)s, %(results)s, CAST(%(merkle_roots)s AS jsonb),"
-        " %(prev_hash)s, %(batch_hash)s, %(execute_seconds)s, %(commit_seconds)s)",
+        _INSERT_BATCH,
         {
             **row,
             "input_files": json.dumps(row["input_files"]),

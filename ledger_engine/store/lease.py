@@ -26,6 +26,7 @@ import psycopg2
 from sqlalchemy import Engine
 
 from ledger_engine.errors import Fenced, LeaseLost, LedgerBusy
+from ledger_engine.store.sql_files import statement
 
 # An arbitrary constant naming "pipeline run" among the platform's advisory locks. Advisory
 # locks are scoped to a database, and one database may hold several ledgers, one per schema:
@@ -33,8 +34,19 @@ from ledger_engine.errors import Fenced, LeaseLost, LedgerBusy
 # has a lease of its own. (Two schemas whose names hash alike would share one: a run waits
 # for the other, which is safe.)
 RUN_LOCK = 7_318_003
+# The lock's second key as SQL, as the statements of sql/lease/ and sql/commit/lock.sql write
+# it (kept here for whoever takes the same lock by hand, e.g. a test).
 LEDGER_KEY = "hashtext(current_schema())"
 POLL_SECONDS = 0.5
+
+_READ_FENCE = statement("lease/read_fence")
+_CURRENT_HOLDER = statement("lease/current_holder")
+_TRY_LOCK = statement("lease/try_lock")
+_UNLOCK = statement("lease/unlock")
+_NEXT_EPOCH = statement("lease/next_epoch")
+_ABANDON_RUNS = statement("lease/abandon_runs")
+_RECORD_RUN = statement("lease/record_run")
+_END_RUN = statement("lease/end_run")
 
 
 @dataclass(frozen=True)
@@ -82,7 +94,7 @@ def check_fence(cursor: Any, epoch: int) -> None:
     """Raise `Fenced` unless `epoch` is still the current one. Call it inside the transaction
     whose writes it guards: the share lock it takes keeps a new run from taking the lease
     until that transaction ends."""
-    cursor.execute("SELECT epoch FROM ledger_fence FOR SHARE")
+    cursor.execute(_READ_FENCE)
     row = cursor.fetchone()
     assert row is not None, "ledger_fence has its one row (sql/0008)"
     if row[0] != epoch:
@@ -94,10 +106,7 @@ def check_fence(cursor: Any, epoch: int) -> None:
 
 def current_holder(cursor: Any) -> Holder | None:
     """The newest run that has not ended (it may have died without saying so)."""
-    cursor.execute(
-        "SELECT epoch, holder, host, pid, started_at FROM ledger_runs"
-        " WHERE ended_at IS NULL ORDER BY epoch DESC LIMIT 1"
-    )
+    cursor.execute(_CURRENT_HOLDER)
     row = cursor.fetchone()
     return Holder(*row) if row is not None else None
 
@@ -140,7 +149,7 @@ def _acquire(
     started = time.monotonic()
     with conn.cursor() as cursor:
         while True:
-            cursor.execute(f"SELECT pg_try_advisory_lock(%s, {LEDGER_KEY})", (RUN_LOCK,))
+            cursor.execute(_TRY_LOCK, (RUN_LOCK,))
             if cursor.fetchone()[0]:
                 return
             waited = time.monotonic() - started
@@ -162,17 +171,11 @@ def _begin_run(conn: Any, holder: str) -> RunLease:
     conn.autocommit = False
     try:
         with conn.cursor() as cursor:
-            cursor.execute("UPDATE ledger_fence SET epoch = epoch + 1 RETURNING epoch")
+            cursor.execute(_NEXT_EPOCH)
             epoch = cursor.fetchone()[0]
             # Whoever held the lease before without ending its run was killed.
-            cursor.execute(
-                "UPDATE ledger_runs SET ended_at = clock_timestamp(), outcome = 'abandoned'"
-                " WHERE ended_at IS NULL"
-            )
-            cursor.execute(
-                "INSERT INTO ledger_runs (epoch, holder, host, pid) VALUES (%s, %s, %s, %s)",
-                (epoch, holder, socket.gethostname(), os.getpid()),
-            )
+            cursor.execute(_ABANDON_RUNS)
+            cursor.execute(_RECORD_RUN, (epoch, holder, socket.gethostname(), os.getpid()))
         conn.commit()
     finally:
         conn.autocommit = True
@@ -182,12 +185,8 @@ def _begin_run(conn: Any, holder: str) -> RunLease:
 def _end_run(conn: Any, lease: RunLease, outcome: str) -> None:
     try:
         with conn.cursor() as cursor:
-            cursor.execute(
-                "UPDATE ledger_runs SET ended_at = clock_timestamp(), outcome = %s"
-                " WHERE epoch = %s AND ended_at IS NULL",
-                (outcome, lease.epoch),
-            )
-            cursor.execute(f"SELECT pg_advisory_unlock(%s, {LEDGER_KEY})", (RUN_LOCK,))
+            cursor.execute(_END_RUN, (outcome, lease.epoch))
+            cursor.execute(_UNLOCK, (RUN_LOCK,))
     except psycopg2.Error:
         # The connection is gone (the server restarted, or cut us off): so is the lock, and
         # the next run records this one as abandoned.

@@ -33,6 +33,7 @@ from ledger_engine.core.admission import valid_request_id
 from ledger_engine.core.records import Change, Event, canonical_json, plain_canonical_bytes
 from ledger_engine.core.storable import json_problem, key_text, plain_json, storable_text
 from ledger_engine.store.lease import check_fence
+from ledger_engine.store.sql_files import statement
 
 # The journal's tables and the columns a task writes of each (after `batch_id`), in order.
 JOURNAL_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -72,6 +73,10 @@ STAGED_ROW_COLUMNS = ("table_name", "key", "round", "before", "after")
 
 
 _PACKING = "zstd"  # how a journal part's CSV travels to the driver
+
+_CLEAR_SLOT = statement("staging/clear_slot")
+_CLEAR_BATCH = statement("staging/clear_batch")
+_CLEAR_ALL = statement("staging/clear_all")
 
 
 @dataclass(frozen=True)
@@ -231,8 +236,9 @@ def _repeated(value: int | str, count: int) -> pa.Array:
 
 def copy_statement(table: str, columns: Sequence[str]) -> sql.Composed:
     """`COPY table (columns) FROM STDIN` in CSV form, identifiers quoted."""
-    return sql.SQL("COPY {} ({}) FROM STDIN WITH (FORMAT csv)").format(
-        sql.Identifier(table), sql.SQL(", ").join(map(sql.Identifier, columns))
+    # Composed here: the column list varies (a list of identifiers, joined by ", ").
+    return sql.SQL(statement("staging/copy_csv")).format(
+        table=sql.Identifier(table), columns=sql.SQL(", ").join(map(sql.Identifier, columns))
     )
 
 
@@ -254,10 +260,7 @@ class Stager:
         try:
             with self._conn.cursor() as cursor:
                 check_fence(cursor, fence_epoch)
-                cursor.execute(
-                    "DELETE FROM ledger_stage_rows WHERE batch_id = %s AND slot = %s",
-                    (batch_id, slot),
-                )
+                cursor.execute(_CLEAR_SLOT, (batch_id, slot))
         except BaseException:
             self._conn.close()
             raise
@@ -312,6 +315,6 @@ def clear_staging(conn: Any, batch_id: int | None = None) -> None:
     psycopg2 connection."""
     with conn.cursor() as cursor:
         if batch_id is None:
-            cursor.execute("TRUNCATE ledger_stage_rows")
+            cursor.execute(_CLEAR_ALL)
         else:
-            cursor.execute("DELETE FROM ledger_stage_rows WHERE batch_id = %s", (batch_id,))
+            cursor.execute(_CLEAR_BATCH, (batch_id,))

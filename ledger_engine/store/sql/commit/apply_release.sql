@@ -1,0 +1,2 @@
+-- One table's net changes all applied.
+RELEASE SAVEPOINT ledger_apply;

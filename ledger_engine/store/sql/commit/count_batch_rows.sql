@@ -1,0 +1,2 @@
+-- The batch's rows in the journal table {journal}.
+SELECT count(*) FROM {journal} WHERE batch_id = %s;

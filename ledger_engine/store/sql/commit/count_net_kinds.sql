@@ -1,0 +1,6 @@
+-- The net changes of one table by kind (updates, deletes, inserts): each kind is applied by
+-- one statement, which must touch exactly that many rows.
+SELECT count(*) FILTER (WHERE before IS NOT NULL AND after IS NOT NULL),
+    count(*) FILTER (WHERE before IS NOT NULL AND after IS NULL),
+    count(*) FILTER (WHERE before IS NULL AND after IS NOT NULL)
+FROM ledger_net WHERE table_name = %s;
