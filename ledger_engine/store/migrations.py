@@ -13,15 +13,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from psycopg2 import sql
 from sqlalchemy import Engine
 
 from ledger_engine.config import PROJECT_ROOT
 from ledger_engine.errors import MigrationError
+from ledger_engine.store.sql_files import identified, statement
 
 SQL_DIR = PROJECT_ROOT / "sql"
 # An arbitrary constant naming "schema migration" among the platform's advisory locks.
 MIGRATION_LOCK = 7_318_001
+
+# The statements that apply the migrations (sql/migrations/ beside this module), not the
+# migrations themselves (SQL_DIR, at the project's root).
+_LOCK = statement("migrations/lock")
+_SEARCH_PATH = statement("migrations/search_path")
+_CURRENT_SCHEMA = statement("migrations/current_schema")
+_HISTORY_TABLE = statement("migrations/history_table")
+_CREATE_HISTORY = statement("migrations/create_history")
+_APPLIED = statement("migrations/applied")
+_RECORD = statement("migrations/record")
 
 
 # Texts of core migrations that a later release replaced, still accepted where applied. Up to
@@ -61,15 +71,15 @@ def migrations(sql_dir: Path = SQL_DIR) -> list[Migration]:
 def _create_schema_on_path(cursor: Any) -> None:
     """Create the schema that the session's `search_path` names first (a ledger's own, see
     `ledger_engine.store.database`), the first time a ledger is migrated."""
-    cursor.execute("SELECT current_schema(), current_setting('search_path')")
+    cursor.execute(_SEARCH_PATH)
     schema, path = cursor.fetchone()
     if schema is not None:
         return
     name = path.split(",")[0].strip().strip('"')
     if not name or name == "$user":
         raise MigrationError(f"the session's search_path {path!r} names no schema to create")
-    cursor.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(name)))
-    cursor.execute("SELECT current_schema()")
+    cursor.execute(identified("migrations/create_schema", schema=name))
+    cursor.execute(_CURRENT_SCHEMA)
     assert cursor.fetchone()[0] == name
 
 
@@ -78,18 +88,14 @@ def migrate(engine: Engine, sql_dir: Path = SQL_DIR) -> list[str]:
     applied_now: list[str] = []
     with engine.begin() as conn:
         cursor = conn.connection.cursor()
-        cursor.execute("SELECT pg_advisory_xact_lock(%(lock)s)", {"lock": MIGRATION_LOCK})
+        cursor.execute(_LOCK, {"lock": MIGRATION_LOCK})
         _create_schema_on_path(cursor)
         # Only the schema's owner may create tables: a writer or reader login connecting to an
         # up-to-date database must get past this without touching DDL.
-        cursor.execute("SELECT to_regclass('ledger_schema_migrations')")
+        cursor.execute(_HISTORY_TABLE)
         if cursor.fetchone()[0] is None:
-            cursor.execute(
-                "CREATE TABLE ledger_schema_migrations ("
-                " version text PRIMARY KEY, name text NOT NULL, checksum text NOT NULL,"
-                " applied_at timestamptz NOT NULL DEFAULT clock_timestamp())"
-            )
-        cursor.execute("SELECT version, checksum FROM ledger_schema_migrations")
+            cursor.execute(_CREATE_HISTORY)
+        cursor.execute(_APPLIED)
         done = dict(cursor.fetchall())
         for migration in migrations(sql_dir):
             if migration.version in done:
@@ -101,8 +107,7 @@ def migrate(engine: Engine, sql_dir: Path = SQL_DIR) -> list[str]:
                 continue
             cursor.execute(migration.sql)  # no parameters: the file's text runs as it is
             cursor.execute(
-                "INSERT INTO ledger_schema_migrations (version, name, checksum)"
-                " VALUES (%(version)s, %(name)s, %(checksum)s)",
+                _RECORD,
                 {
                     "version": migration.version,
                     "name": migration.path.name,

@@ -35,53 +35,26 @@ from ledger_engine.core.invariants import Invariant
 from ledger_engine.core.records import canonical_json
 from ledger_engine.errors import MigrationError, SchemaMismatch
 from ledger_engine.store.migrations import MIGRATION_LOCK
+from ledger_engine.store.sql_files import identified, statement
 
 KEY_TYPES: Mapping[type, str] = {str: "text", int: "bigint"}
 VALUE_TYPES: Mapping[type, str] = {int: "bigint", str: "text", dict: "jsonb"}
 # Every row of every declared table, for people and readers (`ledger balance`): the platform's
 # view, recreated whenever the tables change.
 ROWS_VIEW = "ledger_rows"
-# State tables are updated in place, a batch's net changes at a time: room left on every page
-# lets PostgreSQL keep an updated row on its page (a HOT update) without touching the key index.
-_FILLFACTOR = 85
 
-_RECORDED_TABLES = (
-    "SELECT table_name, sql_name, key_type, value_type FROM ledger_declared_tables"
-    " WHERE ledger = %s"
-)
-_RECORDED_VIEWS = "SELECT view_name, checksum FROM ledger_declared_views WHERE ledger = %s"
-_RECORDED_INVARIANTS = "SELECT name, checksum FROM ledger_declared_invariants WHERE ledger = %s"
-_OTHER_LEDGERS = "SELECT DISTINCT ledger FROM ledger_declared_migrations WHERE ledger <> %s"
-_LAST_VERSION = "SELECT max(version) FROM ledger_declared_migrations WHERE ledger = %s"
-_COLUMNS = (
-    "SELECT column_name, data_type FROM information_schema.columns"
-    " WHERE table_schema = current_schema() AND table_name = %s"
-)
-_WRITTEN_LOG = "SELECT EXISTS (SELECT 1 FROM ledger_change_log WHERE table_name = %s)"
-_RECORD_MIGRATION = (
-    "INSERT INTO ledger_declared_migrations (ledger, version, description, statements, checksum)"
-    " VALUES (%s, %s, %s, %s, %s)"
-)
-_RECORD_TABLE = (
-    "INSERT INTO ledger_declared_tables"
-    " (ledger, table_name, sql_name, key_type, value_type, version) VALUES (%s, %s, %s, %s, %s, %s)"
-    " ON CONFLICT (ledger, table_name) DO UPDATE SET key_type = EXCLUDED.key_type,"
-    " value_type = EXCLUDED.value_type, version = EXCLUDED.version"
-)
-_RECORD_INVARIANT = (
-    "INSERT INTO ledger_declared_invariants"
-    " (ledger, name, sql_name, kind, table_name, minimum, sources, checksum, version)"
-    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
-    " ON CONFLICT (ledger, name) DO UPDATE SET kind = EXCLUDED.kind,"
-    " table_name = EXCLUDED.table_name, minimum = EXCLUDED.minimum,"
-    " sources = EXCLUDED.sources, checksum = EXCLUDED.checksum, version = EXCLUDED.version"
-)
-_RECORD_VIEW = (
-    "INSERT INTO ledger_declared_views (ledger, view_name, sql_name, checksum, version)"
-    " VALUES (%s, %s, %s, %s, %s)"
-    " ON CONFLICT (ledger, view_name) DO UPDATE SET checksum = EXCLUDED.checksum,"
-    " version = EXCLUDED.version"
-)
+_LOCK = statement("migrations/lock")  # the core migrations' lock (MIGRATION_LOCK)
+_RECORDED_TABLES = statement("schema/recorded_tables")
+_RECORDED_VIEWS = statement("schema/recorded_views")
+_RECORDED_INVARIANTS = statement("schema/recorded_invariants")
+_OTHER_LEDGERS = statement("schema/other_ledgers")
+_LAST_VERSION = statement("schema/last_version")
+_COLUMNS = statement("schema/columns")
+_WRITTEN_LOG = statement("schema/written_in_log")
+_RECORD_MIGRATION = statement("schema/record_migration")
+_RECORD_TABLE = statement("schema/record_table")
+_RECORD_INVARIANT = statement("schema/record_invariant")
+_RECORD_VIEW = statement("schema/record_view")
 
 
 @dataclass(frozen=True)
@@ -164,7 +137,7 @@ def apply_declared_schema(engine: Engine, ledger: StreamingLedger) -> int | None
     version of the generated migration applied now, or `None` if there was nothing to do."""
     with engine.begin() as conn:
         cursor = conn.connection.cursor()
-        cursor.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+        cursor.execute(_LOCK, {"lock": MIGRATION_LOCK})
         _refuse_other_ledgers(cursor, ledger)
         changes = schema_changes(ledger, *_recorded(cursor, ledger))
         if not changes:
@@ -179,7 +152,7 @@ def apply_declared_schema(engine: Engine, ledger: StreamingLedger) -> int | None
                 f"this login may not make ({error.pgerror.strip()}); run `ledger db migrate` "
                 "as the database's owner"
             ) from error
-        text = "".join(f"{statement};\n" for statement in statements)
+        text = "".join(f"{ran};\n" for ran in statements)
         checksum = hashlib.sha256(text.encode("utf-8")).hexdigest()
         cursor.execute(
             _RECORD_MIGRATION, (ledger.name, version, changes.description(), text, checksum)
@@ -227,64 +200,56 @@ def _generate(cursor: Any, ledger: StreamingLedger, changes: SchemaChanges) -> l
     statements: list[sql.Composable] = []
     tables_change = bool(changes.new_tables or changes.retyped_tables)
     if tables_change:  # it reads every table, and a table it reads cannot be dropped
-        statements.append(sql.SQL("DROP VIEW IF EXISTS {}").format(sql.Identifier(ROWS_VIEW)))
+        statements.append(identified("schema/drop_view", view=ROWS_VIEW))
     for table in changes.new_tables:
         if not _adopt(cursor, table):
             statements.append(_create_table(table))
     for table, recorded in changes.retyped_tables:
         _refuse_written(cursor, table, recorded)
-        statements.append(sql.SQL("DROP TABLE {}").format(sql.Identifier(table.sql_name)))
+        statements.append(identified("schema/drop_table", table=table.sql_name))
         statements.append(_create_table(table))
     for view in changes.views:
-        name = sql.Identifier(view.sql_name)
-        statements.append(sql.SQL("DROP VIEW IF EXISTS {}").format(name))
-        statements.append(sql.SQL("CREATE VIEW {} AS\n{}").format(name, sql.SQL(view.query)))
-        # The writer reads the views too (`ledger balance`); the auditor's SELECT comes from
-        # the default privileges of sql/0007_roles.sql.
+        statements.append(identified("schema/drop_view", view=view.sql_name))
+        # Composed here: the view's query is the application's declared SQL, as it wrote it.
         statements.append(
-            sql.SQL("GRANT SELECT ON {} TO ledger_reader, ledger_writer").format(name)
+            sql.SQL(statement("schema/create_view")).format(
+                view=sql.Identifier(view.sql_name), query=sql.SQL(view.query)
+            )
         )
+        statements.append(identified("schema/grant_select", view=view.sql_name))
     if tables_change:
         statements += _rows_view(list(ledger.tables.values()))
     texts = []
-    for statement in statements:
-        texts.append(statement.as_string(cursor))
-        cursor.execute(statement)
+    for generated in statements:
+        texts.append(generated.as_string(cursor))
+        cursor.execute(generated)
     return texts
 
 
 def _rows_view(tables: list[Table]) -> list[sql.Composable]:
     """The statements creating `ROWS_VIEW` over `tables`, granted to the readers."""
+    # Composed here: one part per declared table, its label a literal (DDL takes no
+    # parameters), the parts joined by UNION ALL.
+    part = sql.SQL(statement("schema/rows_view_part"))
     parts = [
-        sql.SQL(
-            "SELECT CAST({} AS text) AS table_name, CAST(t.key AS text) AS key,"
-            " to_jsonb(t.value) AS value FROM {} AS t"
-        ).format(sql.Literal(table.name), sql.Identifier(table.sql_name))
+        part.format(name=sql.Literal(table.name), table=sql.Identifier(table.sql_name))
         for table in tables
     ]
-    name = sql.Identifier(ROWS_VIEW)
+    rows = sql.SQL("\nUNION ALL\n").join(parts)
+    view = sql.SQL(statement("schema/create_rows_view"))
     return [
-        sql.SQL(
-            "CREATE VIEW {} AS\nSELECT r.table_name, r.key, r.value, last_change.batch_id AS"
-            " last_batch_id\nFROM ({}) AS r\nLEFT JOIN LATERAL (\n"
-            "    SELECT c.batch_id FROM ledger_change_log AS c"
-            " WHERE c.key = r.key AND c.table_name = r.table_name\n"
-            "    ORDER BY c.batch_id DESC, c.position DESC, c.seq DESC LIMIT 1\n"
-            ") AS last_change ON true"
-        ).format(name, sql.SQL("\nUNION ALL\n").join(parts)),
-        sql.SQL("GRANT SELECT ON {} TO ledger_reader, ledger_writer").format(name),
+        view.format(view=sql.Identifier(ROWS_VIEW), rows=rows),
+        identified("schema/grant_select", view=ROWS_VIEW),
     ]
 
 
 def _create_table(table: Table) -> sql.Composable:
     key_type, value_type = declared_shape(table)
-    return sql.SQL(
-        "CREATE TABLE {} (key {} PRIMARY KEY, value {} NOT NULL) WITH (fillfactor = {})"
-    ).format(
-        sql.Identifier(table.sql_name),
-        sql.SQL(key_type),
-        sql.SQL(value_type),
-        sql.Literal(_FILLFACTOR),
+    # Composed here: the column types are fixed type names chosen by the declared types.
+    return sql.SQL(statement("schema/create_table")).format(
+        table=sql.Identifier(table.sql_name),
+        key_type=sql.SQL(key_type),
+        value_type=sql.SQL(value_type),
     )
 
 
@@ -306,8 +271,7 @@ def _adopt(cursor: Any, table: Table) -> bool:
 
 
 def _refuse_written(cursor: Any, table: Table, recorded: RecordedTable) -> None:
-    ident = sql.Identifier(table.sql_name)
-    cursor.execute(sql.SQL("SELECT EXISTS (SELECT 1 FROM {})").format(ident))
+    cursor.execute(identified("schema/has_rows", table=table.sql_name))
     has_rows = cursor.fetchone()[0]
     cursor.execute(_WRITTEN_LOG, (table.name,))
     if has_rows or cursor.fetchone()[0]:

@@ -1,0 +1,2 @@
+-- A ledger's own schema, the first time it is migrated.
+CREATE SCHEMA {schema};

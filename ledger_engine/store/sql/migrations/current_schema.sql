@@ -1,0 +1,2 @@
+-- The schema the session creates objects in.
+SELECT current_schema();

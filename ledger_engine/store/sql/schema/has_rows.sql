@@ -1,0 +1,2 @@
+-- Whether the declared table {table} holds a row.
+SELECT EXISTS (SELECT 1 FROM {table});
