@@ -17,6 +17,7 @@ from sqlalchemy import Engine
 
 from ledger_engine.core.records import APPLIED, DUPLICATE, REJECTED
 from ledger_engine.errors import InconsistentRequest
+from ledger_engine.store.sql_files import statement
 
 
 @dataclass(frozen=True)
@@ -50,11 +51,7 @@ class RequestOutcome:
     duplicates: tuple[DuplicateEvent, ...]
 
 
-_LOOKUP = (
-    "SELECT stream, outcome, batch_id, position, committed_at, rejection_reason,"
-    " rejection_detail, duplicate_kind, duplicate_of_batch_id, duplicate_of_position, results"
-    " FROM request_outcomes WHERE request_id = %(request_id)s ORDER BY batch_id, position"
-)
+_LOOKUP = statement("requests/lookup")
 
 
 def request_outcome(engine: Engine, request_id: str) -> RequestOutcome | None:

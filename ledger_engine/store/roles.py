@@ -24,6 +24,7 @@ from psycopg2.extensions import encrypt_password
 from sqlalchemy import URL, Engine, make_url
 
 from ledger_engine.errors import LoginError
+from ledger_engine.store.sql_files import statement
 
 # The role a login of each kind becomes a member of (created by sql/0007_roles.sql).
 ROLES: dict[str, str] = {
@@ -80,11 +81,11 @@ def create_login(engine: Engine, name: str, kind: str, password: str) -> None:
     conn = engine.raw_connection()
     try:
         hashed = encrypt_password(password, name, conn.dbapi_connection)
-        statement = sql.SQL("CREATE ROLE {} WITH LOGIN INHERIT PASSWORD {} IN ROLE {}").format(
-            sql.Identifier(name), sql.Literal(hashed), sql.Identifier(ROLES[kind])
+        create = sql.SQL(statement("roles/create_login")).format(
+            login=sql.Identifier(name), role=sql.Identifier(ROLES[kind])
         )
         with conn.cursor() as cursor:
-            cursor.execute(statement)
+            cursor.execute(create, {"password": hashed})
         conn.commit()
     except psycopg2.errors.DuplicateObject as exc:
         raise LoginError(f"a role named {name!r} already exists") from exc
