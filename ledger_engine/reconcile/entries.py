@@ -25,6 +25,7 @@ BAD_DATE = "bad_date"  # not a date in the source's format
 BAD_INDICATOR = "bad_indicator"  # a credit/debit indicator the source does not know
 UNKNOWN_ACCOUNT = "unknown_account"  # an account the source maps to no ledger key
 CURRENCY_MISMATCH = "currency_mismatch"  # an amount in another currency than the source's
+NOT_BOOKED = "not_booked"  # a pending or informational entry: reported, but no money moved yet
 
 REASONS = frozenset(
     {
@@ -36,6 +37,7 @@ REASONS = frozenset(
         BAD_INDICATOR,
         UNKNOWN_ACCOUNT,
         CURRENCY_MISMATCH,
+        NOT_BOOKED,
     }
 )
 
