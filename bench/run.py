@@ -41,11 +41,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from psycopg2 import sql
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from sqlalchemy import create_engine, make_url
 
+from bench.databases import create_database, drop_database
 from bench.workloads import ADD_PATH, GIANT_COMPONENT, WORKLOADS
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.config import PROJECT_ROOT
@@ -83,25 +82,12 @@ def server_url(work: Path) -> str:
     return start_embedded(work / "pgdata", keep_running=True)
 
 
-def admin(server: str, statement: sql.Composable) -> None:
-    engine = create_engine(server, isolation_level="AUTOCOMMIT")
-    try:
-        with engine.connect() as conn:
-            conn.connection.cursor().execute(statement)
-    finally:
-        engine.dispose()
-
-
 def database(server: str, name: str, template: str | None = None) -> str:
     """The bank's ledger URL (`ledger_url`: the database and the bank's schema) on a fresh
-    database (dropped first if it exists), copied from `template` if given."""
-    admin(server, sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
-    create = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
-    if template:
-        create = create + sql.SQL(" TEMPLATE {}").format(sql.Identifier(template))
-    admin(server, create)
-    url = make_url(server).set(database=name).render_as_string(hide_password=False)
-    return ledger_url(url, build_ledger())
+    database (dropped first if it exists: a run cut short leaves its databases), copied from
+    the database `template` if given."""
+    drop_database(server, name)
+    return ledger_url(create_database(server, name, template=template), build_ledger())
 
 
 def measure(approach: str, options: dict[str, str], work: Path) -> dict[str, Any]:
@@ -413,10 +399,7 @@ def main() -> None:
                 text = write_results(stamp, meta, results, rows)
                 progress.advance(task)
     finally:
-        admin(
-            server,
-            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(RUN_DB)),
-        )
+        drop_database(server, RUN_DB)
     console.print(text)
     console.print(f"results: {RESULTS / (stamp + '.json')} and .md")
 

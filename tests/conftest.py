@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pgserver
 import pytest
-from psycopg2 import sql
-from sqlalchemy import Engine, create_engine, make_url
+from sqlalchemy import Engine, make_url
 
+from bench.databases import create_database, drop_database
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.pipeline.job import BatchProcessor, BatchSummary, files_frame
@@ -56,30 +56,18 @@ def pg_server_url() -> Iterator[str]:
         shutil.rmtree(pgdata, ignore_errors=True)
 
 
-def _execute_autocommit(server_url: str, statement: sql.Composable) -> None:
-    admin = create_engine(server_url, isolation_level="AUTOCOMMIT")
-    try:
-        with admin.connect() as conn:
-            conn.connection.cursor().execute(statement)
-    finally:
-        admin.dispose()
-
-
 def _create_database(
     server_url: str, created: list[str], *, migrated: bool, template: str | None = None
 ) -> str:
+    """A uniquely named database, its name added to `created` (to drop it afterwards): a copy
+    of the database of the URL `template` (far cheaper than committing its batches again), or
+    an empty one, the bank's schema migrated if `migrated`."""
     name = f"ledger_test_{uuid.uuid4().hex[:12]}"
-    statement = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
-    if template is not None:
-        # A copy of another test database, file by file: far cheaper than committing its
-        # batches again. The template must have no open connections.
-        source = make_url(template).database
-        statement += sql.SQL(" TEMPLATE {}").format(sql.Identifier(source))
-    _execute_autocommit(server_url, statement)
+    source = make_url(template).database if template is not None else None
+    url = create_database(server_url, name, template=source)
     created.append(name)
-    if template is not None:  # the same ledger's schema as the template's
+    if template is not None:  # a copy of a ledger: its URL is the template's, schema included
         return make_url(template).set(database=name).render_as_string(hide_password=False)
-    url = make_url(server_url).set(database=name).render_as_string(hide_password=False)
     if not migrated:
         return url
     url = ledger_url(url, build_ledger())
@@ -94,10 +82,7 @@ def _create_database(
 
 def _drop_databases(server_url: str, created: list[str]) -> None:
     for name in created:
-        _execute_autocommit(
-            server_url,
-            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)),
-        )
+        drop_database(server_url, name)
 
 
 @pytest.fixture
@@ -140,11 +125,24 @@ def database_url(make_database_url: Callable[[], str]) -> str:
 
 
 @pytest.fixture
-def engine(database_url: str) -> Iterator[Engine]:
+def engine_on() -> Iterator[Callable[[str], Engine]]:
+    """`engine_on(url)`: an engine on the database of `url`, disposed after the test (for a
+    fixture's or a test's own database, such as a copy made with `make_database_url`)."""
+    engines: list[Engine] = []
+
+    def open_engine(url: str) -> Engine:
+        engines.append(connect(url))
+        return engines[-1]
+
+    yield open_engine
+    for engine in engines:
+        engine.dispose()
+
+
+@pytest.fixture
+def engine(database_url: str, engine_on: Callable[[str], Engine]) -> Engine:
     """An engine on the test's fresh database."""
-    engine = connect(database_url)
-    yield engine
-    engine.dispose()
+    return engine_on(database_url)
 
 
 @pytest.fixture
