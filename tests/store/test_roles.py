@@ -50,6 +50,12 @@ APPEND_ONLY = (
     "ledger_rejections",
     "ledger_duplicates",
     "ledger_requests",
+    # What statements from the outside world said is evidence too (sql/0017).
+    "ledger_statement_files",
+    "ledger_statement_landings",
+    "ledger_statement_entries",
+    "ledger_statement_rejections",
+    "ledger_statement_balances",
 )
 INSUFFICIENT_PRIVILEGE = errorcodes.INSUFFICIENT_PRIVILEGE
 # Creating objects that would outlive the session: only migrations do that.

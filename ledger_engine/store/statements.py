@@ -1,0 +1,162 @@
+"""Keeping statements from the outside world: each landed file once, every entry accounted for.
+
+`record_file` writes one landed file in one transaction, under a lock per ledger: the first
+file of its content (per source) is `loaded` with its entries, rejections and balances; the
+same content landed again under another name is a `duplicate` of it, read no further; the same
+name and content seen again is `seen` and changes nothing. Before it commits, the loader
+counts what the database now holds of the file and compares it with what the parser produced,
+so a statement is never half kept (tables: `sql/0017_statements.sql`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from psycopg2.extras import execute_values
+from sqlalchemy import Engine
+
+from ledger_engine.reconcile.entries import ParsedStatement
+from ledger_engine.store.sql_files import statement
+
+# An arbitrary constant naming "statement load" among the platform's advisory locks.
+STATEMENTS_LOCK = 7_318_004
+LOADED, DUPLICATE, SEEN = "loaded", "duplicate", "seen"
+_PAGE = 1_000  # rows per INSERT statement
+
+
+@dataclass(frozen=True)
+class LandedFile:
+    """A statement file as it lies in a source's inbox folder."""
+
+    source: str
+    name: str
+    raw: bytes
+    modified_ns: int
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.raw).hexdigest()
+
+
+@dataclass(frozen=True)
+class FileOutcome:
+    """What became of one landed file: `loaded` (its own `file_id`), `duplicate` (the
+    `file_id` of the file first loaded with its content) or `seen` (nothing new)."""
+
+    source: str
+    file_name: str
+    outcome: str
+    file_id: int
+    entries: int
+    rejected: int
+
+
+def seen_files(engine: Engine, source: str) -> set[tuple[str, int, int]]:
+    """(name, size, modification time in ns) of every file of `source` already landed."""
+    with engine.connect() as conn:
+        cursor = conn.connection.cursor()
+        cursor.execute(statement("statements/seen_files"), (source,))
+        return {(name, size, modified) for name, size, modified in cursor.fetchall()}
+
+
+def record_file(
+    engine: Engine,
+    landed: LandedFile,
+    *,
+    table: str,
+    file_format: str,
+    parse: Callable[[bytes], ParsedStatement],
+    sources_digest: str,
+) -> FileOutcome:
+    """Keep `landed` (see the module): `parse` runs only for content not loaded before, and
+    its statement is written against the declared `table`."""
+    digest = landed.sha256
+    with engine.begin() as conn:
+        cursor = conn.connection.cursor()
+        cursor.execute(statement("statements/lock"), (STATEMENTS_LOCK,))
+        cursor.execute(statement("statements/find_content"), (landed.source, digest))
+        found = cursor.fetchone()
+        if found is not None:
+            outcome = _land(cursor, landed, digest, found[0], DUPLICATE)
+            return FileOutcome(landed.source, landed.name, outcome, found[0], 0, 0)
+        parsed = parse(landed.raw)
+        cursor.execute(
+            statement("statements/insert_file"),
+            (
+                landed.source,
+                landed.name,
+                digest,
+                file_format,
+                parsed.statement_id,
+                len(parsed.entries),
+                len(parsed.rejections),
+                sources_digest,
+            ),
+        )
+        file_id = cursor.fetchone()[0]
+        _insert_statement(cursor, file_id, landed.source, table, parsed)
+        outcome = _land(cursor, landed, digest, file_id, LOADED)
+        assert outcome == LOADED, "a new content's first landing is its load"
+        return FileOutcome(
+            landed.source, landed.name, LOADED, file_id, len(parsed.entries), len(parsed.rejections)
+        )
+
+
+def _land(cursor, landed: LandedFile, digest: str, file_id: int, outcome: str) -> str:
+    cursor.execute(
+        statement("statements/insert_landing"),
+        (
+            landed.source,
+            landed.name,
+            digest,
+            len(landed.raw),
+            landed.modified_ns,
+            file_id,
+            outcome,
+        ),
+    )
+    recorded, inserted = cursor.fetchone()
+    return recorded if inserted else SEEN
+
+
+def _insert_statement(
+    cursor, file_id: int, source: str, table: str, parsed: ParsedStatement
+) -> None:
+    entries = [
+        (
+            file_id,
+            e.position,
+            source,
+            table,
+            e.account,
+            e.amount,
+            e.booking_date,
+            e.value_date,
+            e.reference,
+            e.servicer_reference,
+            e.description,
+            e.raw,
+        )
+        for e in parsed.entries
+    ]
+    rejections = [(file_id, r.position, r.reason, r.detail, r.raw) for r in parsed.rejections]
+    balances = [
+        (file_id, source, table, b.account, b.opening, b.closing, b.as_of) for b in parsed.balances
+    ]
+    for name, rows in (
+        ("insert_entries", entries),
+        ("insert_rejections", rejections),
+        ("insert_balances", balances),
+    ):
+        if rows:
+            execute_values(cursor, statement(f"statements/{name}"), rows, page_size=_PAGE)
+    # The pair of the parser's own check: what the database holds is what was parsed.
+    cursor.execute(statement("statements/file_counts"), {"file_id": file_id})
+    held = cursor.fetchone()
+    if held != (len(entries), len(rejections)):
+        raise AssertionError(
+            f"statement file {file_id}: the database holds {held[0]} entries and {held[1]} "
+            f"rejections, the parser gave {len(entries)} and {len(rejections)}"
+        )
