@@ -13,6 +13,10 @@ declaration says how to read its files and which ledger rows they speak of::
     [sources."Main bank".accounts]  # the statement's account id -> the ledger row's key
     "DE89370400440532013000" = "acct-000001"
 
+    [[sources."Main bank".rules]]      # matching rules, in priority order (`rules`)
+    name = "same reference and amount"
+    reference = { similarity = 1.0 }
+
     [sources.provider]
     format = "csv"
     table = "accounts"
@@ -44,6 +48,7 @@ from typing import Any
 
 from ledger_engine.core.naming import label_problem, sql_identifier
 from ledger_engine.errors import SourcesError
+from ledger_engine.reconcile.rules import Rule, parse_rules
 
 VERSION = 1
 FORMATS = ("csv", "camt053")
@@ -70,7 +75,16 @@ _CSV_KEYS = {
     "credit_values",
     "debit_values",
 }
-_SOURCE_KEYS = {"format", "table", "currency", "precision", "account", "accounts", "csv"}
+_SOURCE_KEYS = {
+    "format",
+    "table",
+    "currency",
+    "precision",
+    "account",
+    "accounts",
+    "csv",
+    "rules",
+}
 
 
 @dataclass(frozen=True)
@@ -100,6 +114,7 @@ class Source:
     account: str | None = None
     accounts: Mapping[str, str] = field(default_factory=dict)
     csv: CsvLayout | None = None
+    rules: tuple[Rule, ...] = ()  # in priority order (`ledger_engine.reconcile.rules`)
 
     @property
     def folder(self) -> str:
@@ -200,6 +215,7 @@ def _source(name: str, body: Any, tables: Mapping[str, Any] | None) -> Source:
         account=account,
         accounts=dict(accounts),
         csv=layout,
+        rules=parse_rules(where, body.get("rules", [])),
     )
 
 

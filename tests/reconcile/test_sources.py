@@ -140,3 +140,70 @@ def test_a_file_that_is_not_toml_is_refused(tmp_path: Path):
     path.write_text("version = = 1", encoding="utf-8")
     with pytest.raises(SourcesError, match=r"not a TOML file"):
         load_sources(path)
+
+
+RULES = """
+version = 1
+[sources.bank]
+format = "camt053"
+table = "accounts"
+currency = "EUR"
+precision = 2
+
+[[sources.bank.rules]]
+name = "exact"
+reference = { similarity = 1.0 }
+
+[[sources.bank.rules]]
+name = "fuzzy"
+description = { similarity = 0.8 }
+amount = { tolerance = 50, relative = 0.001 }
+date = { window_days = 3 }
+
+[[sources.bank.rules]]
+name = "payout"
+strategy = "one_to_many"
+group_by = "reference"
+date = { window_days = 5 }
+"""
+
+
+def test_a_sources_rules_are_read_in_priority_order(tmp_path: Path):
+    path = tmp_path / "reconciliation.toml"
+    path.write_text(RULES, encoding="utf-8")
+    exact, fuzzy, payout = load_sources(path).sources["bank"].rules
+    assert [r.priority for r in (exact, fuzzy, payout)] == [0, 1, 2]
+    assert (exact.reference_similarity, exact.window_days, exact.amount.allowed(10**6)) == (
+        1.0,
+        None,
+        0,
+    )
+    assert fuzzy.amount.allowed(10_000) == 50 and fuzzy.amount.allowed(200_000) == 200
+    assert (fuzzy.description_similarity, fuzzy.window_days) == (0.8, 3)
+    assert (payout.strategy, payout.group_by, payout.window_days) == ("one_to_many", "reference", 5)
+
+
+@pytest.mark.parametrize(
+    ("rule", "message"),
+    [
+        ({"name": ""}, r"name must be non-empty text"),
+        ({"name": "r", "strategy": "fuzzy"}, r"strategy must be one of"),
+        ({"name": "r", "group_by": "reference"}, r"group_by goes with a grouped strategy"),
+        ({"name": "r", "strategy": "one_to_many"}, r"group_by goes with a grouped strategy"),
+        ({"name": "r", "strategy": "many_to_one", "group_by": "amount"}, r"group_by must be"),
+        ({"name": "r", "amount": {"tolerance": -1}}, r"tolerance must be a whole number"),
+        ({"name": "r", "amount": {"relative": 2}}, r"relative must be a number from 0 to 1"),
+        ({"name": "r", "date": {"days": 2}}, r"date takes window_days"),
+        ({"name": "r", "reference": {"similarity": 0}}, r"similarity must be a number above 0"),
+        ({"name": "r", "memo": {"similarity": 1}}, r"unknown key\(s\) 'memo'"),
+    ],
+)
+def test_a_mistake_in_a_rule_is_refused_naming_the_rule(rule, message):
+    document = _csv_source(rules=[rule])
+    with pytest.raises(SourcesError, match=rf"source 's' rule 1.*{message}"):
+        parse_sources(document)
+
+
+def test_two_rules_of_a_source_may_not_share_a_name():
+    with pytest.raises(SourcesError, match=r"two rules share a name"):
+        parse_sources(_csv_source(rules=[{"name": "r"}, {"name": "r"}]))
