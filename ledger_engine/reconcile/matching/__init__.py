@@ -8,8 +8,10 @@ delta, with the event's reference, description and value date where it gave them
 matched only within one `account` (a ledger row of the source's table). An item's *date* is
 its value date if it has one, else its booking date (statement) or its commit date (ledger).
 
-**Similarity** of two texts: both are case-folded and their runs of white space made one
-space, stripped; then `1 - levenshtein(a, b) / max(len(a), len(b))` (1.0 for two empty texts).
+**Similarity** of two texts: both are lower-cased (`str.lower`, which Spark's `lower` agrees
+with) and their runs of white space (Unicode White_Space) made one space, stripped (this is
+*folding*: `similarity.fold`); then `1 - levenshtein(a, b) / max(len(a), len(b))` over code
+points (1.0 for two empty texts).
 A criterion on a field that either side lacks (`None`) is not met.
 
 **A rule's candidates.** For a one-to-one rule, every pair (statement item s, ledger item l)
@@ -22,10 +24,10 @@ of one account, both unmatched by earlier rules, such that:
 A grouped rule first forms groups on its grouped side (`one_to_many`: the ledger side;
 `many_to_one`: the statement side) among that side's unmatched items: items of one account
 with the same value of `group_by` (a text folded as for similarity, or the date), two or more
-items per group. A group stands for one item whose amount is the sum of its members', whose
-date is its members' latest date, and whose `group_by` field is the shared value; its other
-text fields are `None`. Its candidates are then formed as above, and a grouped item is matched
-or not as a whole.
+items per group (an item lacking that field is in no group). A group stands for one item
+whose amount is the sum of its members', whose date is its members' latest date, and whose
+`group_by` field is the shared value; its other text fields are `None`. Its candidates are
+then formed as above, and a grouped item is matched or not as a whole.
 
 **Choosing among candidates** (the same inputs always give the same matches). Each candidate
 has the cost `(|amount difference|, |date difference in days|, -reference similarity,
@@ -41,8 +43,9 @@ each over what earlier rules left.
    an earlier statement item of the same source (by id) that is matched or is itself kept as
    a break of another reason;
 2. `amount_mismatch`: an unmatched statement item and an unmatched ledger item of one account
-   with equal references (not `None`) whose amounts differ: paired greedily by cost as above
-   (without the amount criterion), one break naming both;
+   with equal references (not `None`, equal after folding) whose amounts differ: paired
+   greedily by cost as above (without the amount criterion, no similarity compared), one
+   break naming both;
 3. `missing_in_ledger`: any other unmatched statement item;
 4. `missing_in_statement`: any other unmatched ledger item.
 Every item of either side ends in exactly one match or exactly one break.
@@ -126,7 +129,8 @@ class Break:
 @dataclass(frozen=True)
 class Outcome:
     """A matching run's result: matches and breaks, each in a deterministic order (by rule
-    priority then smallest statement id; breaks by reason then smallest id)."""
+    priority then smallest statement id; breaks by reason, in the order of BREAK_REASONS, then
+    statement id, else ledger id; a group's ids in increasing order)."""
 
     matches: tuple[Match, ...]
     breaks: tuple[Break, ...]
