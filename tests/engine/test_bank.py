@@ -270,6 +270,47 @@ def test_a_misspelt_field_is_an_invalid_event_naming_both_fields():
     assert result.state == funded(100, 50)
 
 
+DETAILS = {"reference": "E2E-2026-0001", "value_date": "2026-11-02", "description": "rent"}
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda details: deposit("d1", A, 10, asset=ASSET_A, **details),
+        lambda details: transfer("t1", A, B, 10, assets=ASSETS_AB, **details),
+        lambda details: fee_transfer(
+            "f1", A, B, 10, fee=1, fee_account=B, assets=ASSETS_AB, **details
+        ),
+    ],
+)
+def test_a_movement_may_carry_its_reference_value_date_and_description(make):
+    result = run_serial(LEDGER, [make(DETAILS)], funded(100, 50))
+    assert result.rejections == [] and result.applied_count == 1
+    assert result.state == run_serial(LEDGER, [make({})], funded(100, 50)).state
+
+
+@pytest.mark.parametrize(
+    ("details", "detail"),
+    [
+        ({"reference": ""}, "reference must be text of 1 to 140 characters"),
+        ({"reference": 42}, "reference must be text of 1 to 140 characters"),
+        ({"description": "x" * 501}, "description must be text of 1 to 500 characters"),
+        ({"value_date": "02.11.2026"}, "value_date must be a date as YYYY-MM-DD"),
+        ({"value_date": "2026-02-30"}, "value_date must be a date as YYYY-MM-DD"),
+        ({"value_date": 20261102}, "value_date must be a date as YYYY-MM-DD"),
+    ],
+)
+def test_a_malformed_detail_aborts_the_movement(details, detail):
+    for event in (
+        deposit("d1", A, 10, asset=ASSET_A, **details),
+        transfer("t1", A, B, 10, assets=ASSETS_AB, **details),
+    ):
+        result = run_serial(LEDGER, [event], funded(100, 50))
+        assert [r.reason for r in result.rejections] == ["aborted"]
+        assert detail in result.rejections[0].detail
+        assert result.state == funded(100, 50)
+
+
 @pytest.mark.parametrize("amount", [2**63, 10**30])
 def test_an_amount_beyond_int64_is_an_overflow(amount):
     result = run_serial(

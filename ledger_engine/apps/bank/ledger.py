@@ -15,19 +15,24 @@ integer minor units. Streams:
   order the transfers that all pay into one fee account.
 - `balance_lookups`: `{"account_id"}` emits the balance, read-only.
 
-Each stream declares its payload's fields (those above; `min_balance` is optional): an event
-missing one, or carrying any other (a typo such as `ammount`), is rejected as `invalid_event`
-with a detail naming the field. Amounts must be positive integers: a float, a string, a
-negative or a zero amount aborts the event with a reason, and an amount, fee or minimum
-balance beyond the int64 range is an `overflow`. A self-transfer binds one row twice; the
-bindings share one buffer, so it nets to zero instead of creating money as Flink's serial
-runtime would. Deposits and asset credits are ADDs: they never read the row, so
-a runner need not order them against each other.
+Deposits, transfers and fee transfers may also carry what reconciliation matches a movement
+by: `reference` (the payment's external reference, 1 to 140 characters), `value_date`
+(`YYYY-MM-DD`) and `description` (1 to 500 characters); a malformed one aborts the event.
+
+Each stream declares its payload's fields (those above; `min_balance` and the three details
+are optional): an event missing one, or carrying any other (a typo such as `ammount`), is
+rejected as `invalid_event` with a detail naming the field. Amounts must be positive
+integers: a float, a string, a negative or a zero amount aborts the event with a reason, and
+an amount, fee or minimum balance beyond the int64 range is an `overflow`. A self-transfer
+binds one row twice; the bindings share one buffer, so it nets to zero instead of creating
+money as Flink's serial runtime would. Deposits and asset credits are ADDs: they never read
+the row, so a runner need not order them against each other.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import date
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -62,8 +67,38 @@ def _int64(value: int, field: str, ctx: Context) -> int:
     return value
 
 
+# What reconciliation matches a movement by, where the client gives it: the payment's external
+# reference (an end-to-end id: SEPA allows 35 characters, we keep room for others' longer
+# ones), its value date (ISO 8601, YYYY-MM-DD) and a description (remittance text).
+DETAIL_FIELDS = frozenset({"reference", "value_date", "description"})
+_DETAIL_LIMITS = {"reference": 140, "description": 500}
+
+
+def _check_details(event: dict[str, Any], ctx: Context) -> None:
+    """Abort unless the optional detail fields present are well-formed."""
+    for field, limit in _DETAIL_LIMITS.items():
+        value = event.get(field)
+        if value is not None and (type(value) is not str or not 0 < len(value) <= limit):
+            ctx.abort(f"{field} must be text of 1 to {limit} characters, got {brief(value)}")
+    value_date = event.get("value_date")
+    if value_date is not None and not _is_iso_date(value_date):
+        ctx.abort(f"value_date must be a date as YYYY-MM-DD, got {brief(value_date)}")
+
+
+def _is_iso_date(value: object) -> bool:
+    if type(value) is not str or len(value) != 10:
+        return False
+    try:
+        date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
 def deposit(event: dict[str, Any], ctx: Context, account: StateAccess, asset: StateAccess) -> None:
     """Credit the account and the asset entry named by the deposit."""
+    if len(event) > len(DEPOSIT_FIELDS):  # only then can a detail field be there
+        _check_details(event, ctx)
     account.add(_positive_amount(event, "amount", ctx))
     asset.add(_positive_amount(event, "asset_amount", ctx))
 
@@ -104,6 +139,8 @@ def _move(
 ) -> None:
     amount = _positive_amount(event, "amount", ctx)
     asset_amount = _positive_amount(event, "asset_amount", ctx)
+    if len(event) > len(TRANSFER_FIELDS):  # only then can a detail field be there
+        _check_details(event, ctx)
     min_balance = event.get("min_balance", 0)
     if not (type(min_balance) is int and INT64_MIN <= min_balance <= INT64_MAX):
         if not is_int(min_balance):
@@ -163,7 +200,7 @@ TRANSFER_FIELDS = frozenset(
 )
 FEE_TRANSFER_FIELDS = TRANSFER_FIELDS | {"fee", "fee_account_id"}
 LOOKUP_FIELDS = frozenset({"account_id"})
-OPTIONAL_TRANSFER_FIELDS = frozenset({"min_balance"})
+OPTIONAL_TRANSFER_FIELDS = frozenset({"min_balance"}) | DETAIL_FIELDS
 
 
 def _declare_rules(ledger: StreamingLedger) -> None:
@@ -191,7 +228,7 @@ def build_ledger() -> StreamingLedger:
     (
         ledger.using_stream("deposits")
         .apply(deposit)
-        .payload_fields(DEPOSIT_FIELDS)
+        .payload_fields(DEPOSIT_FIELDS, DETAIL_FIELDS)
         .on(accounts, _field("account_id"), "account", AccessType.ADD)
         .on(assets, _field("asset_id"), "asset", AccessType.ADD)
     )
