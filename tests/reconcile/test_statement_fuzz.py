@@ -12,7 +12,6 @@ read back exactly as they were written.
 
 from __future__ import annotations
 
-import csv
 import re
 from collections.abc import Callable
 from datetime import date
@@ -343,12 +342,8 @@ def test_a_valid_camt053_statement_reads_back_as_written(spec):
     ]
 
 
-@pytest.mark.xfail(
-    raises=csv.Error,
-    strict=True,
-    reason="parse_csv lets the csv module's field size limit (131,072 characters) escape as"
-    " csv.Error instead of refusing the record or the file",
-)
-def test_a_csv_field_beyond_the_csv_modules_size_limit_does_not_crash():
+def test_a_csv_field_beyond_the_csv_modules_size_limit_refuses_the_file():
     raw = CSV_HEADER.encode() + b'\n"' + b"x" * 200_000 + b"\n"
     check_csv(raw)
+    (rejection,) = parse_csv(raw, CSV_SOURCE).rejections
+    assert rejection.reason == "malformed_file" and "field larger than" in rejection.detail

@@ -8,7 +8,9 @@ record with another number of fields than the header (`malformed`), an empty req
 a date not in the source's format (`bad_date`), a credit/debit value the layout does not know
 (`bad_indicator`), an account the source maps to no ledger key (`unknown_account`) or another
 currency than the source's (`currency_mismatch`). A file without a header, or whose header
-lacks a column the layout names, is refused as a whole (`malformed_file`).
+lacks a column the layout names, or that the csv module cannot read at all (a field longer than
+its limit of 131,072 characters: an unterminated quote in a large file), is refused as a whole
+(`malformed_file`).
 
 Where the layout maps a `balance` column (the running balance after each entry, as many banks'
 exports have), the last record that states one gives the account's closing balance, as of the
@@ -54,7 +56,10 @@ def parse_csv(raw: bytes, source: Source) -> ParsedStatement:
     """Every record of the CSV statement `raw`, read as `source` declares (see the module)."""
     layout = source.csv
     assert layout is not None and source.format == "csv", source
-    records = list(_records(raw, layout))
+    try:
+        records = list(_records(raw, layout))
+    except csv.Error as unreadable:  # e.g. a field past the csv module's size limit
+        return rejected_file(f"the file cannot be read as CSV: {unreadable}", raw)
     if not records:
         return rejected_file("the file has no header line", raw)
     header_position, _, header = records[0]
