@@ -35,9 +35,11 @@ DAG's only leaf, and Airflow derives a run's state from its leaves, so it fails,
 the report, if any check failed or any task before it did not succeed: a run is green only
 when the batches committed and every audit passed.
 
-Task bodies are a few lines calling the platform (`ledger_engine.pipeline.dag_tasks`,
-`ledger_engine.audit.dag_tasks`), imported lazily, so parsing this file stays fast: it reads
-only the settings (`ledger_engine.config`), never Spark, Great Expectations or a database.
+The audit tasks, the report task and the settings every ledger DAG shares come from
+`ledger_engine.dags` (the daily full audit is made of the same); task bodies are a few lines
+calling the platform (`ledger_engine.pipeline.dag_tasks`, `ledger_engine.audit.dag_tasks`),
+imported lazily, so parsing this file stays fast: it reads only the settings
+(`ledger_engine.config`), never Spark, Great Expectations or a database.
 `max_active_runs=1`: two runs must never drive the same streaming checkpoint at once; the run
 lease (`ledger_engine.store.lease`) also keeps a DAG run and a manual `ledger run` apart: the
 later one waits up to `LEDGER_RUN_WAIT_SECONDS`, then fails saying which run holds the ledger.
@@ -49,86 +51,41 @@ import logging
 from datetime import timedelta
 from typing import Any
 
-import pendulum
-from airflow.sdk import TriggerRule, dag, task
+from airflow.sdk import chain, task
 
 from ledger_engine.config import Settings
+from ledger_engine.dags import BATCH_AUDIT, audit_part, audit_report, ledger_dag
 
 DAG_ID = "ledger_pipeline"
+AUDIT_TIMEOUT = timedelta(minutes=30)  # each part audits the new batches, not the ledger
 
 log = logging.getLogger(__name__)
 
 
-@dag(
-    dag_id=DAG_ID,
+@task(execution_timeout=timedelta(hours=1))
+def run_micro_batches() -> dict[str, Any]:
+    """Process every landed event file; each micro-batch commits exactly once."""
+    from airflow.sdk import get_current_context
+
+    from ledger_engine.pipeline.dag_tasks import micro_batches_task
+
+    return micro_batches_task(get_current_context()["run_id"], DAG_ID, log)
+
+
+@ledger_dag(
+    DAG_ID,
     description="Spark micro-batches committed exactly once to PostgreSQL, then audited",
     schedule=Settings.from_env().pipeline_schedule,
-    start_date=pendulum.datetime(2025, 1, 1, tz="UTC"),
-    catchup=False,
-    max_active_runs=1,
     dagrun_timeout=timedelta(hours=2),
-    default_args={"owner": "ledger", "retries": 0},
     tags=["ledger", "spark", "postgres", "audit"],
     doc_md=__doc__,
 )
 def ledger_pipeline() -> None:
-    @task(execution_timeout=timedelta(hours=1))
-    def run_micro_batches() -> dict[str, Any]:
-        """Process every landed event file; each micro-batch commits exactly once."""
-        from airflow.sdk import get_current_context
-
-        from ledger_engine.pipeline.dag_tasks import micro_batches_task
-
-        return micro_batches_task(get_current_context()["run_id"], DAG_ID, log)
-
-    @task(trigger_rule=TriggerRule.ALL_DONE, execution_timeout=timedelta(minutes=30))
-    def great_expectations_checkpoint() -> dict[str, Any]:
-        """The batch suite (`ledger_batch_integrity`) over the batches in scope."""
-        from ledger_engine.audit.dag_tasks import audit_part_task
-        from ledger_engine.audit.findings import BATCHES
-
-        return audit_part_task("great_expectations", BATCHES, log)
-
-    @task(trigger_rule=TriggerRule.ALL_DONE, execution_timeout=timedelta(minutes=30))
-    def merkle_snapshot_check() -> dict[str, Any]:
-        """The hash chain over the scope, the Merkle digests against the change log of the
-        scope, the scope's batch counts."""
-        from ledger_engine.audit.dag_tasks import audit_part_task
-        from ledger_engine.audit.findings import BATCHES
-
-        return audit_part_task("merkle", BATCHES, log)
-
-    @task(trigger_rule=TriggerRule.ALL_DONE, execution_timeout=timedelta(minutes=30))
-    def write_audit_report(
-        batches: dict[str, Any] | None,
-        expectations: dict[str, Any] | None,
-        snapshots: dict[str, Any] | None,
-    ) -> dict[str, Any]:
-        """Write the HTML audit report and the batch audit's mark if every check passed; fail
-        if any check failed or any task before failed.
-
-        Each argument is the return value of a task before this one, `None` when that task
-        did not succeed.
-        """
-        from ledger_engine.audit.dag_tasks import report_task
-        from ledger_engine.audit.findings import BATCHES
-
-        upstream = {
-            "run_micro_batches": batches,
-            "great_expectations_checkpoint": expectations,
-            "merkle_snapshot_check": snapshots,
-        }
-        parts = [
-            ("merkle", "merkle_snapshot_check"),
-            ("great_expectations", "great_expectations_checkpoint"),
-        ]
-        return report_task(BATCHES, parts, upstream, log, pipeline_task="run_micro_batches")
-
     batches = run_micro_batches()
-    expectations = great_expectations_checkpoint()
-    snapshots = merkle_snapshot_check()
-    report = write_audit_report(batches, expectations, snapshots)
-    batches >> expectations >> snapshots >> report
+    expectations = audit_part("great_expectations", BATCH_AUDIT, AUDIT_TIMEOUT)
+    snapshots = audit_part("merkle", BATCH_AUDIT, AUDIT_TIMEOUT)
+    parts = {"merkle": snapshots, "great_expectations": expectations}
+    chain(batches, expectations, snapshots, audit_report(BATCH_AUDIT, parts, pipeline=batches))
 
 
 ledger_pipeline()

@@ -28,93 +28,39 @@ cost is the whole ledger run here (`ledger audit --full` runs the first two by h
 Each audit task publishes its checks and fails when one of them fails; every task after the
 first runs whatever happened before it (trigger rule `all_done`). The audits read and never
 write (but for the mark), so a run may overlap a `ledger_pipeline` run: each part checks what
-was committed when it started, and the mark claims only what every part covered. The task
-bodies import `ledger_engine` lazily (`ledger_engine.audit.dag_tasks`), so parsing this file
-stays fast.
+was committed when it started, and the mark claims only what every part covered. The tasks
+come from `ledger_engine.dags`, as `ledger_pipeline`'s audit does; their bodies import the
+platform lazily (`ledger_engine.audit.dag_tasks`), so parsing this file stays fast.
 """
 
 from __future__ import annotations
 
-import logging
 from datetime import timedelta
-from typing import Any
 
-import pendulum
-from airflow.sdk import TriggerRule, dag, task
+from airflow.sdk import chain
 
 from ledger_engine.config import Settings
+from ledger_engine.dags import FULL_AUDIT, audit_part, audit_report, ledger_dag
 
 DAG_ID = "ledger_replay"
+AUDIT_TIMEOUT = timedelta(hours=2)  # each of the first two parts reads the whole ledger
+REPLAY_TIMEOUT = timedelta(hours=12)  # the replay re-executes every event ever committed
 
-log = logging.getLogger(__name__)
 
-
-@dag(
-    dag_id=DAG_ID,
+@ledger_dag(
+    DAG_ID,
     description="The daily full audit: Merkle trees, the whole-ledger suite, the replay",
     schedule=Settings.from_env().replay_schedule,
-    start_date=pendulum.datetime(2025, 1, 1, tz="UTC"),
-    catchup=False,
-    max_active_runs=1,
     dagrun_timeout=timedelta(hours=12),
-    default_args={"owner": "ledger", "retries": 0},
     tags=["ledger", "postgres", "audit", "replay"],
     doc_md=__doc__,
 )
 def ledger_replay() -> None:
-    @task(execution_timeout=timedelta(hours=2))
-    def merkle_snapshot_check() -> dict[str, Any]:
-        """`ledger verify`: hash chain, Merkle trees recomputed in PostgreSQL, batch counts."""
-        from ledger_engine.audit.dag_tasks import audit_part_task
-        from ledger_engine.audit.findings import FULL
-
-        return audit_part_task("merkle", FULL, log)
-
-    @task(trigger_rule=TriggerRule.ALL_DONE, execution_timeout=timedelta(hours=2))
-    def great_expectations_checkpoint() -> dict[str, Any]:
-        """The whole-ledger Great Expectations suite."""
-        from ledger_engine.audit.dag_tasks import audit_part_task
-        from ledger_engine.audit.findings import FULL
-
-        return audit_part_task("great_expectations", FULL, log)
-
-    @task(trigger_rule=TriggerRule.ALL_DONE, execution_timeout=timedelta(hours=12))
-    def replay_event_log() -> dict[str, Any]:
-        """Replay the stored event log; fail on any difference."""
-        from ledger_engine.audit.dag_tasks import audit_part_task
-        from ledger_engine.audit.findings import FULL
-
-        return audit_part_task("replay", FULL, log)
-
-    @task(trigger_rule=TriggerRule.ALL_DONE, execution_timeout=timedelta(minutes=30))
-    def write_audit_report(
-        snapshots: dict[str, Any] | None,
-        expectations: dict[str, Any] | None,
-        replay: dict[str, Any] | None,
-    ) -> dict[str, Any]:
-        """Write the HTML audit report and the full audit's mark if every check passed; fail
-        if any check failed or any task before failed (each argument is a task's return
-        value, `None` when it did not succeed)."""
-        from ledger_engine.audit.dag_tasks import report_task
-        from ledger_engine.audit.findings import FULL
-
-        upstream = {
-            "merkle_snapshot_check": snapshots,
-            "great_expectations_checkpoint": expectations,
-            "replay_event_log": replay,
-        }
-        parts = [
-            ("merkle", "merkle_snapshot_check"),
-            ("great_expectations", "great_expectations_checkpoint"),
-            ("replay", "replay_event_log"),
-        ]
-        return report_task(FULL, parts, upstream, log)
-
-    snapshots = merkle_snapshot_check()
-    expectations = great_expectations_checkpoint()
-    replay = replay_event_log()
-    report = write_audit_report(snapshots, expectations, replay)
-    snapshots >> expectations >> replay >> report
+    snapshots = audit_part("merkle", FULL_AUDIT, AUDIT_TIMEOUT)
+    expectations = audit_part("great_expectations", FULL_AUDIT, AUDIT_TIMEOUT)
+    replay = audit_part("replay", FULL_AUDIT, REPLAY_TIMEOUT)
+    parts = {"merkle": snapshots, "great_expectations": expectations, "replay": replay}
+    chain(snapshots, expectations, replay, audit_report(FULL_AUDIT, parts))
 
 
 ledger_replay()

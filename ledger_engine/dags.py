@@ -1,0 +1,131 @@
+"""What the ledger's two Airflow DAGs are made of: their shared settings (`ledger_dag`), an
+audit part's task (`audit_part`) and the report task that ends an audit (`audit_report`), so
+that `dags/ledger_pipeline.py` (the batch audit after every run) and `dags/ledger_replay.py`
+(the daily full audit) hold only their flow.
+
+The DAG processor imports this module whenever it parses a DAG file, so it imports only
+Airflow's SDK, pendulum and nothing of the platform: every task body imports
+`ledger_engine.audit.dag_tasks` (and through it Spark, Great Expectations, the store) only when
+the task runs (`tests/dags` checks what parsing loads). A DAG file made of these must still
+say `airflow` somewhere: the DAG processor skips files that do not (both import `chain` from
+`airflow.sdk`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from datetime import timedelta
+from typing import Any
+
+import pendulum
+from airflow.sdk import TriggerRule, XComArg, dag, task
+
+# The kinds of audit, as `ledger_engine.audit.findings` names them (`BATCHES`, `FULL`): spelled
+# again here because importing that package at parse time would load the platform;
+# tests/dags/test_dag_parts.py checks that the two spellings agree.
+BATCH_AUDIT = "batches"
+FULL_AUDIT = "full"
+
+# An audit part's task, the same in both DAGs, so that a task id names one part everywhere
+# (on the report page, in the XComs the report task reads).
+PART_TASKS = {
+    "merkle": "merkle_snapshot_check",
+    "great_expectations": "great_expectations_checkpoint",
+    "replay": "replay_event_log",
+}
+REPORT_TASK = "write_audit_report"
+REPORT_TIMEOUT = timedelta(minutes=30)
+
+# What each part's task checks, shown as the task's documentation in the Airflow UI.
+PART_DOCS = {
+    ("merkle", BATCH_AUDIT): "The hash chain over the scope, the Merkle digests against the "
+    "change log of the scope, the scope's batch counts.",
+    ("merkle", FULL_AUDIT): "`ledger verify`: hash chain, Merkle trees recomputed in "
+    "PostgreSQL, batch counts.",
+    ("great_expectations", BATCH_AUDIT): "The batch suite (`ledger_batch_integrity`) over the "
+    "batches in scope.",
+    ("great_expectations", FULL_AUDIT): "The whole-ledger Great Expectations suite.",
+    ("replay", FULL_AUDIT): "Replay the stored event log; fail on any difference.",
+}
+
+log = logging.getLogger(__name__)
+
+
+def ledger_dag(
+    dag_id: str,
+    *,
+    description: str,
+    schedule: str | None,
+    dagrun_timeout: timedelta,
+    tags: list[str],
+    doc_md: str | None,
+) -> Callable[[Callable[[], None]], Callable[..., Any]]:
+    """Airflow's `@dag` with what every ledger DAG shares: no catch-up, one run at a time (two
+    runs must never drive the same streaming checkpoint, nor write one audit mark twice), no
+    retries (a failed audit is a finding, not a glitch to try again), no params."""
+    return dag(
+        dag_id=dag_id,
+        description=description,
+        schedule=schedule,
+        start_date=pendulum.datetime(2025, 1, 1, tz="UTC"),
+        catchup=False,
+        max_active_runs=1,
+        dagrun_timeout=dagrun_timeout,
+        default_args={"owner": "ledger", "retries": 0},
+        tags=tags,
+        doc_md=doc_md,
+    )
+
+
+def audit_part(part: str, kind: str, timeout: timedelta) -> XComArg:
+    """The task that runs `part` (`merkle`, `great_expectations`, `replay`) of an audit of
+    `kind`, publishes its checks and fails if one failed; its output is the part's summary.
+
+    It runs once everything before it is done, whatever the outcome (`all_done`): it checks
+    what *is* committed, so that every failure shows as a task of its own. (For a DAG's first
+    task, with nothing before it, the rule changes nothing.)"""
+
+    @task(
+        task_id=PART_TASKS[part],
+        trigger_rule=TriggerRule.ALL_DONE,
+        execution_timeout=timeout,
+        doc_md=PART_DOCS[(part, kind)],
+    )
+    def run_part() -> dict[str, Any]:
+        from ledger_engine.audit.dag_tasks import audit_part_task
+
+        return audit_part_task(part, kind, log)
+
+    return run_part()
+
+
+def audit_report(
+    kind: str, parts: Mapping[str, XComArg], pipeline: XComArg | None = None
+) -> XComArg:
+    """The task that ends an audit of `kind`: the HTML report from what the `parts` (part ->
+    its task's output, in the report's order) published, the audit's mark if every check
+    passed; it fails if any check failed or any task before it did not succeed.
+
+    `pipeline`, the task that committed the batches (if any), is shown on the page as a check
+    of its own when it failed, and takes no part in the mark. The report task is the DAG's only
+    leaf, and Airflow derives a run's state from its leaves: a run is green only when every
+    task before it succeeded."""
+    before = [*([pipeline] if pipeline is not None else []), *parts.values()]
+    part_tasks = [(part, output.operator.task_id) for part, output in parts.items()]
+    pipeline_task = pipeline.operator.task_id if pipeline is not None else None
+
+    @task(
+        task_id=REPORT_TASK,
+        trigger_rule=TriggerRule.ALL_DONE,
+        execution_timeout=REPORT_TIMEOUT,
+        doc_md="Write the HTML audit report and the audit's mark if every check passed; fail "
+        "if any check failed or any task before failed.",
+    )
+    def write_audit_report(upstream: dict[str, dict[str, Any] | None]) -> dict[str, Any]:
+        # `upstream`: each task before this one -> its output, None when it did not succeed.
+        from ledger_engine.audit.dag_tasks import report_task
+
+        return report_task(kind, part_tasks, upstream, log, pipeline_task=pipeline_task)
+
+    return write_audit_report({output.operator.task_id: output for output in before})
