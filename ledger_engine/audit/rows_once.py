@@ -68,13 +68,17 @@ def _parent_metrics(found: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class UnexpectedRowsQueryRowsAndCount(QueryMetricProvider):
-    """The rows of an unexpected-rows query (the first `MAX_RESULT_RECORDS`) and their count,
-    from one execution of the query."""
+class _QueryRowsMetric(QueryMetricProvider):
+    """A metric computed from one execution of an expectation's `unexpected_rows_query`: a
+    subclass names it (`metric_name`, which registers it) and says what it keeps of the rows
+    (`_collect`)."""
 
-    metric_name = METRIC_NAME
     value_keys = ("unexpected_rows_query",)
     query_param_name: ClassVar[str] = "unexpected_rows_query"
+
+    @classmethod
+    def _collect(cls, result: Any) -> Any:
+        raise NotImplementedError
 
     @metric_value(engine=SqlAlchemyExecutionEngine)
     def _sqlalchemy(
@@ -84,8 +88,19 @@ class UnexpectedRowsQueryRowsAndCount(QueryMetricProvider):
         metric_value_kwargs: dict,
         metrics: dict[str, Any],
         runtime_configuration: dict,
-    ) -> dict[str, Any]:
+    ) -> Any:
         result = _run_query(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs)
+        return cls._collect(result)
+
+
+class UnexpectedRowsQueryRowsAndCount(_QueryRowsMetric):
+    """The rows of an unexpected-rows query (the first `MAX_RESULT_RECORDS`) and their count,
+    from one execution of the query."""
+
+    metric_name = METRIC_NAME
+
+    @classmethod
+    def _collect(cls, result: Any) -> dict[str, Any]:
         shown = result.fetchmany(MAX_RESULT_RECORDS)
         # The rest is counted, not kept: a rule's rows are its findings, few when all is well.
         count = len(shown) + sum(1 for _ in result)
@@ -97,13 +112,17 @@ class UnexpectedRowsOnceExpectation(UnexpectedRowsExpectation):
 
     metric_dependencies: ClassVar[tuple[str, ...]] = (METRIC_NAME,)
 
+    def _found(self, metrics: dict) -> dict[str, Any]:
+        """This expectation's rows and their count, from its metric."""
+        return metrics[METRIC_NAME]
+
     def _validate(
         self,
         metrics: dict,
         runtime_configuration: dict | None = None,
         execution_engine: ExecutionEngine | None = None,
     ) -> ExpectationValidationResult | dict:
-        found = metrics[METRIC_NAME]
+        found = self._found(metrics)
         return super()._validate(_parent_metrics(found), runtime_configuration, execution_engine)
 
 
@@ -114,24 +133,14 @@ RULE_COLUMN = "rule"  # which rule a row of a shared query is about
 FINDING_COLUMN = "finding"  # the row itself, a JSON object (its keys in the query's order)
 
 
-class UnexpectedRowsQueryRowsByRule(QueryMetricProvider):
+class UnexpectedRowsQueryRowsByRule(_QueryRowsMetric):
     """For a query of rows (`rule`, `finding`): per rule, its findings (the first
     `MAX_RESULT_RECORDS`, as dicts) and their count, from one execution of the query."""
 
     metric_name = SHARED_METRIC_NAME
-    value_keys = ("unexpected_rows_query",)
-    query_param_name: ClassVar[str] = "unexpected_rows_query"
 
-    @metric_value(engine=SqlAlchemyExecutionEngine)
-    def _sqlalchemy(
-        cls,
-        execution_engine: SqlAlchemyExecutionEngine,
-        metric_domain_kwargs: dict,
-        metric_value_kwargs: dict,
-        metrics: dict[str, Any],
-        runtime_configuration: dict,
-    ) -> dict[str, dict[str, Any]]:
-        result = _run_query(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs)
+    @classmethod
+    def _collect(cls, result: Any) -> dict[str, dict[str, Any]]:
         by_rule: dict[str, dict[str, Any]] = {}
         for row in result.mappings():
             found = by_rule.setdefault(row[RULE_COLUMN], {ROWS: [], COUNT: 0})
@@ -141,7 +150,7 @@ class UnexpectedRowsQueryRowsByRule(QueryMetricProvider):
         return by_rule
 
 
-class UnexpectedRowsOfRuleExpectation(UnexpectedRowsExpectation):
+class UnexpectedRowsOfRuleExpectation(UnexpectedRowsOnceExpectation):
     """`UnexpectedRowsOnceExpectation` for one of several rules that share a query: its
     unexpected rows are the findings of the rows whose `rule` is this expectation's `rule`.
 
@@ -153,11 +162,5 @@ class UnexpectedRowsOfRuleExpectation(UnexpectedRowsExpectation):
     metric_dependencies: ClassVar[tuple[str, ...]] = (SHARED_METRIC_NAME,)
     success_keys: ClassVar[tuple[str, ...]] = ("unexpected_rows_query", "rule")
 
-    def _validate(
-        self,
-        metrics: dict,
-        runtime_configuration: dict | None = None,
-        execution_engine: ExecutionEngine | None = None,
-    ) -> ExpectationValidationResult | dict:
-        found = metrics[SHARED_METRIC_NAME].get(self.rule, {ROWS: [], COUNT: 0})
-        return super()._validate(_parent_metrics(found), runtime_configuration, execution_engine)
+    def _found(self, metrics: dict) -> dict[str, Any]:
+        return metrics[SHARED_METRIC_NAME].get(self.rule, {ROWS: [], COUNT: 0})
