@@ -24,23 +24,17 @@ from ledger_engine.audit.runner import run_audits
 from ledger_engine.audit.scope import begin_mark, read_scope
 from ledger_engine.cli import main
 from ledger_engine.store.database import connect
+from tests.audit import test_batch_expectations as batch_suite
 from tests.audit.conftest import audit_settings
 from tests.support.bank import deposit, transfer
 from tests.support.events import event_file
 
 # --- The ledger and its audits -------------------------------------------------------------
 
-
-@pytest.fixture(scope="module")
-def project_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One Great Expectations project for the module's runs, as in production."""
-    return tmp_path_factory.mktemp("expectations")
-
-
-@pytest.fixture
-def ledger_url(audited_ledger_url: str, make_database_url: Callable[..., str]) -> str:
-    """A copy of the module's ledger, for this test alone."""
-    return make_database_url(template=audited_ledger_url)
+# The module's Great Expectations project, and the test's copy of the module's ledger: the
+# batch suite's fixtures, on the same ledger.
+project_root = batch_suite.project_root
+ledger_url = batch_suite.ledger_url
 
 
 @pytest.fixture

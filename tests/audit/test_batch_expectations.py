@@ -18,10 +18,16 @@ from sqlalchemy import text
 
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.audit.batch_expectations import run_batch_expectations
-from ledger_engine.audit.expectations import DEFAULT_PROJECT_ROOT, SUITE
+from ledger_engine.audit.expectations import DEFAULT_PROJECT_ROOT
 from ledger_engine.audit.findings import CheckResult
 from ledger_engine.store.database import connect
-from tests.audit.test_expectations import _committed_files
+from tests.audit.test_expectations import (
+    _committed_files,
+    by_name,
+    failed,
+    forge_executed_event,
+    tamper,
+)
 
 LEDGER = build_ledger()
 FOLD = "accounts keys written in scope hold their last change"
@@ -51,33 +57,18 @@ ALL_CHECKS = [
 
 @pytest.fixture(scope="module")
 def project_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One Great Expectations project for the module's runs, as in production."""
     return tmp_path_factory.mktemp("expectations")
 
 
 @pytest.fixture
 def ledger_url(audited_ledger_url: str, make_database_url: Callable[..., str]) -> str:
+    """A copy of the module's ledger (`audited_ledger_url`), for this test alone."""
     return make_database_url(template=audited_ledger_url)
 
 
 def audit(url: str, project_root: Path) -> dict[str, CheckResult]:
-    results = run_batch_expectations(url, LEDGER, project_root)
-    assert [r.name for r in results] == ALL_CHECKS
-    assert all(r.suite == SUITE for r in results)
-    return {r.name: r for r in results}
-
-
-def failed(results: dict[str, CheckResult]) -> set[str]:
-    return {name for name, result in results.items() if not result.passed}
-
-
-def tamper(url: str, *statements: str) -> None:
-    engine = connect(url)
-    try:
-        with engine.begin() as conn:
-            for statement in statements:
-                conn.execute(text(statement))
-    finally:
-        engine.dispose()
+    return by_name(run_batch_expectations(url, LEDGER, project_root), ALL_CHECKS)
 
 
 def test_every_rule_passes_on_what_the_engine_committed(ledger_url: str, project_root: Path):
@@ -186,15 +177,7 @@ def test_a_key_written_in_scope_below_the_minimum_is_named_with_its_value(
 def test_a_request_id_of_the_scope_executed_before_it_too_fails_uniqueness(
     ledger_url: str, project_root: Path
 ):
-    # Someone with enough rights to drop the schema's guard goes around it.
-    tamper(ledger_url, "DROP INDEX ledger_events_executed_request_id")
-    tamper(
-        ledger_url,
-        "INSERT INTO ledger_events"
-        " (batch_id, position, source_file, line_number, stream, request_id, payload, outcome)"
-        " SELECT 1, MAX(position) + 1, 'forged.jsonl', 1, 'balance_lookups', 'd2',"
-        " '{\"account_id\": \"bob\"}', 'applied' FROM ledger_events WHERE batch_id = 1",
-    )
+    forge_executed_event(ledger_url, "d2", "balance_lookups", '{"account_id": "bob"}', "applied")
 
     results = audit(ledger_url, project_root)
 

@@ -104,11 +104,15 @@ def project_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("expectations")
 
 
-def audit(database_url: str, project_root: Path) -> dict[str, CheckResult]:
-    results = run_expectations(database_url, LEDGER, project_root)
-    assert [r.name for r in results] == ALL_CHECKS
+def by_name(results: list[CheckResult], names: list[str]) -> dict[str, CheckResult]:
+    """A suite's results by check name, asserting they are `names` in that order."""
+    assert [r.name for r in results] == names
     assert all(r.suite == SUITE for r in results)
     return {r.name: r for r in results}
+
+
+def audit(database_url: str, project_root: Path) -> dict[str, CheckResult]:
+    return by_name(run_expectations(database_url, LEDGER, project_root), ALL_CHECKS)
 
 
 def failed(results: dict[str, CheckResult]) -> set[str]:
@@ -122,6 +126,36 @@ def tamper(database_url: str, *statements: str) -> None:
         with engine.begin() as conn:
             for statement in statements:
                 conn.execute(text(statement))
+    finally:
+        engine.dispose()
+
+
+_FORGED_EVENT = text(
+    "INSERT INTO ledger_events"
+    " (batch_id, position, source_file, line_number, stream, request_id, payload, outcome)"
+    " SELECT 1, MAX(position) + 1, 'forged.jsonl', 1, :stream, :request_id,"
+    " CAST(:payload AS jsonb), :outcome FROM ledger_events WHERE batch_id = 1"
+)
+
+
+def forge_executed_event(
+    database_url: str, request_id: str, stream: str, payload: str | None, outcome: str
+) -> None:
+    """Add an executed event with a taken request id at the end of batch 1, as someone with
+    enough rights to drop the schema's guard (the unique index on executed ids) would."""
+    tamper(database_url, "DROP INDEX ledger_events_executed_request_id")
+    engine = connect(database_url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(
+                _FORGED_EVENT,
+                {
+                    "stream": stream,
+                    "request_id": request_id,
+                    "payload": payload,
+                    "outcome": outcome,
+                },
+            )
     finally:
         engine.dispose()
 
@@ -271,15 +305,8 @@ def test_the_schema_refuses_a_second_executed_event_with_a_taken_request_id(
 def test_a_second_applied_event_with_a_taken_request_id_fails_uniqueness(
     ledger_url: str, project_root: Path
 ):
-    # Someone with enough rights to drop the schema's guard goes around it; the audit still sees.
-    tamper(ledger_url, "DROP INDEX ledger_events_executed_request_id")
-    tamper(
-        ledger_url,
-        "INSERT INTO ledger_events"
-        " (batch_id, position, source_file, line_number, stream, request_id, payload, outcome)"
-        " SELECT 1, MAX(position) + 1, 'forged.jsonl', 1, 'balance_lookups', 'd2',"
-        " '{\"account_id\": \"bob\"}', 'applied' FROM ledger_events WHERE batch_id = 1",
-    )
+    # Someone going around the schema's guard; the audit still sees.
+    forge_executed_event(ledger_url, "d2", "balance_lookups", '{"account_id": "bob"}', "applied")
 
     results = audit(ledger_url, project_root)
 
@@ -298,14 +325,7 @@ def test_a_rejected_event_counts_for_uniqueness_even_without_its_rejection_row(
     ledger_url: str, project_root: Path
 ):
     tamper(ledger_url, "DELETE FROM ledger_rejections WHERE request_id = 'd4'")
-    tamper(ledger_url, "DROP INDEX ledger_events_executed_request_id")
-    tamper(
-        ledger_url,
-        "INSERT INTO ledger_events"
-        " (batch_id, position, source_file, line_number, stream, request_id, payload, outcome)"
-        " SELECT 1, MAX(position) + 1, 'forged.jsonl', 1, 'deposits', 'd4', NULL, 'rejected'"
-        " FROM ledger_events WHERE batch_id = 1",
-    )
+    forge_executed_event(ledger_url, "d4", "deposits", None, "rejected")
 
     results = audit(ledger_url, project_root)
 
