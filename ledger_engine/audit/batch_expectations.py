@@ -20,6 +20,10 @@ One direction of the accounting rule is left to the full audit: an executed requ
 row points into the scope while no event of that id exists there (`ledger_requests` has no
 index by batch, so such a row cannot be found without reading the table).
 
+The rules of the logs (accounting, contiguity, counts, chain by hash) are the whole-ledger
+suite's own SQL files over the scope's relations (`sql/scope_batches.sql`, see `sql_files`);
+the rules about keys written in scope, the invariants and unique request ids have files of
+their own (`sql/written_keys.sql`, `money_in_scope.sql`, `unique_request_ids_in_scope.sql`).
 Each rule reads `{batch}` once, into a materialized CTE `scope`, and bounds every log table
 by `(SELECT scope.first_batch FROM scope)` and `(SELECT scope.last_batch FROM scope)`: values
 PostgreSQL knows before it scans, so it scans only the primary key's range (every range is

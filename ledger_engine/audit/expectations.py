@@ -99,6 +99,8 @@ _RUN_LOCK = threading.Lock()
 # `{batch}` stands for the `state_rows` batch. Great Expectations fills it in with
 # `str.format` (so the SQL holds no other braces) and aliases it itself unless the query
 # contains a JOIN; every query that reads `{batch}` here has a JOIN and names it.
+# The rules of the logs read a scope of batches, here the whole ledger (`sql_files.LEDGER`):
+# the batch suite runs the same files over its scope (`sql_files.BATCHES`).
 
 
 def state_rows_query(tables: Sequence[Table]) -> str:
