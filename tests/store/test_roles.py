@@ -40,6 +40,8 @@ from ledger_engine.store.roles import (
 from tests.support.database import rows
 
 VIEWS_FOR_READERS = ("reconciled_balances", "account_statements", "request_outcomes", "ledger_rows")
+# Reconciliation's views for readers (sql/0019), empty until statements are reconciled.
+RECONCILIATION_VIEWS = ("statement_drift", "open_breaks")
 GROUP_ROLES = ("ledger_writer", "ledger_reader", "ledger_auditor")
 # The log: the writer appends to it and never changes what is there.
 APPEND_ONLY = (
@@ -56,6 +58,13 @@ APPEND_ONLY = (
     "ledger_statement_entries",
     "ledger_statement_rejections",
     "ledger_statement_balances",
+    # So are reconciliation's decisions (sql/0019): a break changes only its resolution.
+    "ledger_recon_runs",
+    "ledger_recon_matches",
+    "ledger_recon_matched_entries",
+    "ledger_recon_matched_changes",
+    "ledger_recon_breaks",
+    "ledger_recon_break_history",
 )
 INSUFFICIENT_PRIVILEGE = errorcodes.INSUFFICIENT_PRIVILEGE
 # Creating objects that would outlive the session: only migrations do that.
@@ -319,9 +328,17 @@ def test_the_reader_reads_each_view_and_sees_the_ledger(
         assert seen == fetch(engine, query)
 
 
+def test_the_reader_reads_the_reconciliation_views(engine: Engine, logins: Logins) -> None:
+    reader = logins.create("reader").connect()
+    refused = {name: error_of(reader, select(name)) for name in RECONCILIATION_VIEWS}
+    reader.close()
+    assert refused == dict.fromkeys(RECONCILIATION_VIEWS)
+
+
 def test_the_reader_cannot_read_any_table_or_other_view(engine: Engine, logins: Logins) -> None:
     reader = logins.create("reader").connect()
-    hidden = [name for name, _ in relations(engine, "rpvmS") if name not in VIEWS_FOR_READERS]
+    shown = {*VIEWS_FOR_READERS, *RECONCILIATION_VIEWS}
+    hidden = [name for name, _ in relations(engine, "rpvmS") if name not in shown]
     assert {"accounts", "asset_ledger", *APPEND_ONLY, "ledger_schema_migrations"} <= set(hidden)
     readable = [name for name in hidden if error_of(reader, select(name)) != INSUFFICIENT_PRIVILEGE]
     reader.close()
