@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Engine
@@ -47,30 +49,46 @@ PROGRESS_EVERY_SECONDS = 30.0  # how often the replay's progress is logged
 MAX_LISTED_FINDINGS = 10  # findings per failed check in a failed report task's message
 
 
-def _run_part(
-    part: str,
-    settings: Settings,
-    kind: str,
-    engine: Engine,
-    ledger: StreamingLedger,
-    log: logging.Logger,
-) -> AuditPart:
-    """One part of an audit of `kind`, of `ledger` (the one `engine` was opened with). The
-    replay's own failure is a finding of its own, so that the report says the replay could
-    not run."""
-    if part == "merkle":
-        return merkle_audit(settings, kind, engine, ledger=ledger)
-    if part == "great_expectations":
-        return expectations_audit(settings, kind, engine, ledger=ledger)
-    if part == "replay":
-        try:
-            return replay_audit(settings, engine, _progress_logger(log), ledger=ledger)
-        except Exception as exc:
-            log.exception("the replay could not run")
-            finding = f"{type(exc).__name__}: {exc}"
-            scope = AuditScope(kind, 0, -1)
-            return scope, [CheckResult("replay", "the replay runs", False, (finding,))]
-    raise ValueError(f"unknown audit part {part!r}")
+@dataclass(frozen=True)
+class _Audit:
+    """What an audit task of `kind` runs its parts with: the settings, the ledger (built once
+    per task) and the store opened with it."""
+
+    kind: str
+    settings: Settings
+    ledger: StreamingLedger
+    engine: Engine
+    log: logging.Logger
+
+    def run_part(self, part: str) -> AuditPart:
+        """One part of the audit. The replay's own failure is a finding of its own, so that
+        the report says the replay could not run."""
+        settings, kind, engine, ledger = self.settings, self.kind, self.engine, self.ledger
+        if part == "merkle":
+            return merkle_audit(settings, kind, engine, ledger=ledger)
+        if part == "great_expectations":
+            return expectations_audit(settings, kind, engine, ledger=ledger)
+        if part == "replay":
+            try:
+                return replay_audit(settings, engine, _progress_logger(self.log), ledger=ledger)
+            except Exception as exc:
+                self.log.exception("the replay could not run")
+                finding = f"{type(exc).__name__}: {exc}"
+                scope = AuditScope(kind, 0, -1)
+                return scope, [CheckResult("replay", "the replay runs", False, (finding,))]
+        raise ValueError(f"unknown audit part {part!r}")
+
+
+@contextmanager
+def _opened(kind: str, log: logging.Logger) -> Iterator[_Audit]:
+    """An audit of `kind` on the store of the `LEDGER_*` settings, disposed at the end."""
+    settings = Settings.from_env()
+    ledger = load_ledger(settings.app)  # once: the store and every part run here need it
+    engine = open_store(settings, ledger)
+    try:
+        yield _Audit(kind, settings, ledger, engine, log)
+    finally:
+        engine.dispose()
 
 
 def _progress_logger(log: logging.Logger) -> Callable[[Any], None]:
@@ -89,13 +107,8 @@ def _progress_logger(log: logging.Logger) -> Callable[[Any], None]:
 def audit_part_task(part: str, kind: str, log: logging.Logger) -> dict[str, Any]:
     """The body of an audit part's task: run it, log it, publish it, fail if a check failed;
     returns a summary (counts of checks, the failed ones' names, links, the scope)."""
-    settings = Settings.from_env()
-    ledger = load_ledger(settings.app)  # once: the store and the part both need it
-    engine = open_store(settings, ledger)
-    try:
-        scope, checks = _run_part(part, settings, kind, engine, ledger, log)
-    finally:
-        engine.dispose()
+    with _opened(kind, log) as audit:
+        scope, checks = audit.run_part(part)
     log.info("%s: %s", scope.describe(), [_brief(c) for c in checks])
     _publish(scope, checks)
     raise_on_failure(checks)
@@ -154,23 +167,15 @@ def report_task(
 
     ti = get_current_context()["ti"]
     not_succeeded = [task_id for task_id, output in upstream.items() if output is None]
-    settings = Settings.from_env()
-    ledger = load_ledger(settings.app)  # once: the store and any part audited again need it
-    engine = open_store(settings, ledger)
     extra = []
     if pipeline_task is not None and upstream.get(pipeline_task) is None:
         # Say so on the page too: what is audited may miss landed events.
         finding = "the task failed: see its log in Airflow; what did commit is audited below"
         name = f"{pipeline_task} committed the inbox"
         extra.append(CheckResult("pipeline", name, False, (finding,)))
-    try:
-        gathered = [
-            _gathered(ti, part, task_id, settings, kind, engine, ledger, log)
-            for part, task_id in parts
-        ]
-        report, page, mark = conclude(engine, gathered, settings.reports, extra)
-    finally:
-        engine.dispose()
+    with _opened(kind, log) as audit:
+        gathered = [_gathered(ti, part, task_id, audit) for part, task_id in parts]
+        report, page, mark = conclude(audit.engine, gathered, audit.settings.reports, extra)
     log.info("audit report: %s (index: %s)", page, page.parent / "index.html")
     if mark is not None:
         log.info("audit mark: batches %d to %d proven", mark.first_batch, mark.audited_through)
@@ -192,18 +197,10 @@ def report_task(
     }
 
 
-def _gathered(
-    ti: Any,
-    part: str,
-    task_id: str,
-    settings: Settings,
-    kind: str,
-    engine: Engine,
-    ledger: StreamingLedger,
-    log: logging.Logger,
-) -> AuditPart:
+def _gathered(ti: Any, part: str, task_id: str, audit: _Audit) -> AuditPart:
     """What the task of `part` published, or the part run again here if it published nothing
     (killed, timed out); an audit that cannot run is a failed check of its own."""
+    log = audit.log
     published = ti.xcom_pull(task_ids=task_id, key=CHECKS_KEY)
     scope = ti.xcom_pull(task_ids=task_id, key=SCOPE_KEY)
     if published is not None and scope is not None:
@@ -215,8 +212,9 @@ def _gathered(
         return AuditScope.from_dict(scope), checks
     log.info("%s: %s published no checks; auditing again", part, task_id)
     try:
-        return _run_part(part, settings, kind, engine, ledger, log)
+        return audit.run_part(part)
     except Exception as exc:  # the report still shows the audits that could run
         log.exception("the %s audit could not run", part)
         finding = f"{type(exc).__name__}: {exc}"
-        return AuditScope(kind, 0, -1), [CheckResult(part, "the audit runs", False, (finding,))]
+        scope = AuditScope(audit.kind, 0, -1)
+        return scope, [CheckResult(part, "the audit runs", False, (finding,))]
