@@ -3,6 +3,20 @@
 -- source's scope ends in exactly one match or one open break; a run writes all it decides in
 -- one transaction, so a run that dies leaves nothing and its rerun decides the same.
 
+-- A payload's text as a date, or NULL where it is none (any ledger's events may carry a field
+-- called value_date; only a well-formed one is a value date).
+CREATE FUNCTION ledger_date_or_null(text_value text) RETURNS date
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+BEGIN
+    IF text_value !~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' THEN
+        RETURN NULL;
+    END IF;
+    RETURN text_value::date;
+EXCEPTION WHEN invalid_datetime_format OR datetime_field_overflow THEN
+    RETURN NULL;
+END
+$$;
+
 -- One row per run and source: what it considered and decided, and with which version of the
 -- rules. `through_batch` and `through_file` bound what it considered: the next run considers
 -- the ledger changes of later batches and the entries of later files, and the open breaks.

@@ -1,0 +1,102 @@
+"""A reconciliation run: statements loaded, each source's scope matched, the decisions kept.
+
+`reconcile` loads the statement files that have landed (`inbox.load_statements`), then for
+each declared source reads what it must consider (`store.reconciliation.read_scope`: the new
+items and those in its open breaks), matches them by the source's rules and records the
+matches and breaks in one transaction per source (`record_run`). A dry run matches and
+reports the same, and writes nothing (not even the statements: it reads what is loaded).
+
+The same inputs give the same decisions: matching is deterministic, and a run that dies
+before its commit leaves the database as it was, so its rerun decides exactly the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sqlalchemy import Engine
+
+from ledger_engine.reconcile.inbox import load_statements
+from ledger_engine.reconcile.matching import LedgerItem, Outcome, StatementItem
+from ledger_engine.reconcile.rules import Rule
+from ledger_engine.reconcile.sources import Source, Sources
+from ledger_engine.store.reconciliation import RunRecord, Scope, read_scope, record_run
+from ledger_engine.store.statements import FileOutcome
+
+Matcher = Callable[[Sequence[StatementItem], Sequence[LedgerItem], Sequence[Rule]], Outcome]
+
+
+@dataclass(frozen=True)
+class SourceRun:
+    """One source's part of a run: its scope, the decisions, and what was recorded (`None`
+    for a dry run)."""
+
+    source: str
+    scope: Scope
+    outcome: Outcome
+    record: RunRecord | None
+
+
+@dataclass(frozen=True)
+class ReconcileReport:
+    """What a run did: the files it loaded and each source's part."""
+
+    files: tuple[FileOutcome, ...]
+    sources: tuple[SourceRun, ...]
+
+
+def reconcile(
+    engine: Engine,
+    sources: Sources,
+    statements_inbox: Path,
+    matcher: Matcher,
+    *,
+    who: str,
+    dry_run: bool = False,
+) -> ReconcileReport:
+    """Run reconciliation for every declared source (see the module)."""
+    files = () if dry_run else tuple(load_statements(engine, sources, statements_inbox))
+    runs = []
+    for source in sorted(sources.sources.values(), key=lambda s: s.folder):
+        started_at = datetime.now(UTC)
+        scope = read_scope(engine, source.name, source.table, ledger_rows_of(source))
+        outcome = matcher(scope.statement_items, scope.ledger_items, source.rules)
+        _check_complete(scope, outcome)
+        record = None
+        if not dry_run:
+            record = record_run(
+                engine,
+                scope,
+                outcome,
+                sources_digest=sources.digest,
+                who=who,
+                started_at=started_at,
+            )
+        runs.append(SourceRun(source.name, scope, outcome, record))
+    return ReconcileReport(files, tuple(runs))
+
+
+def ledger_rows_of(source: Source) -> list[str] | None:
+    """The ledger rows `source` speaks of, where its declaration says; `None` where its
+    statements name rows by the ledger's own keys."""
+    if source.account is not None:
+        return [source.account]
+    if source.accounts:
+        return sorted(set(source.accounts.values()))
+    return None
+
+
+def _check_complete(scope: Scope, outcome: Outcome) -> None:
+    """Every item considered ends in exactly one match or one break (the matcher's side of
+    the pair the store checks again before it commits)."""
+    seen_statement = [i for m in outcome.matches for i in m.statement_ids] + [
+        i for b in outcome.breaks for i in b.statement_ids
+    ]
+    seen_ledger = [i for m in outcome.matches for i in m.ledger_ids] + [
+        i for b in outcome.breaks for i in b.ledger_ids
+    ]
+    assert sorted(seen_statement) == sorted(i.id for i in scope.statement_items), scope.source
+    assert sorted(seen_ledger) == sorted(i.id for i in scope.ledger_items), scope.source

@@ -1,0 +1,269 @@
+"""Keeping reconciliation's decisions: what a run of a source considers, and all it decides,
+in one transaction (tables: `sql/0019_reconciliation.sql`).
+
+A run of a source considers the statement entries of files loaded since its last run and the
+ledger's movements of batches committed since then, plus every item still in an open break:
+every earlier item is matched or in one, so the run costs what is new and what is open, not
+the ledger's history. `record_run` then writes the matches, resolves the open breaks whose
+items are now matched, keeps the breaks that still hold, supersedes those whose reason
+changed and opens the new ones; before it commits it counts, in the database, that every item
+considered is in exactly one match or one open break.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from psycopg2.extras import execute_values
+from sqlalchemy import Engine
+
+from ledger_engine.reconcile.matching import Break, LedgerItem, Outcome, StatementItem
+from ledger_engine.store.sql_files import statement
+
+# An arbitrary constant naming "reconciliation of a source" among the platform's advisory locks.
+RECONCILE_LOCK = 7_318_005
+_PAGE = 1_000
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a run of `source` considers: the items, and the horizon it reaches."""
+
+    source: str
+    after_batch: int
+    through_batch: int
+    after_file: int
+    through_file: int
+    statement_items: tuple[StatementItem, ...]
+    ledger_items: tuple[LedgerItem, ...]
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """What `record_run` wrote."""
+
+    run_id: int
+    matches: int
+    breaks_opened: int
+    breaks_closed: int
+
+
+class ScopeMoved(RuntimeError):
+    """Another run of the source recorded its decisions after this one read its scope."""
+
+
+def read_scope(
+    engine: Engine, source: str, table: str, fixed_accounts: Sequence[str] | None
+) -> Scope:
+    """The items a run of `source` (reconciling `table`) considers now; its ledger rows are
+    `fixed_accounts`, or, where the source names rows by the ledger's own keys (`None`), the
+    rows its statements have spoken of."""
+    with engine.connect() as conn:
+        cursor = conn.connection.cursor()
+        after_batch, after_file = _last_run(cursor, source)
+        cursor.execute(statement("reconciliation/horizon"), (source,))
+        through_batch, through_file = cursor.fetchone()
+        if fixed_accounts is None:
+            cursor.execute(statement("reconciliation/source_accounts"), (source, table))
+            fixed_accounts = [account for (account,) in cursor.fetchall()]
+        cursor.execute(
+            statement("reconciliation/statement_items"),
+            {"source": source, "after_file": after_file, "through_file": through_file},
+        )
+        statement_items = tuple(
+            StatementItem((file_id, position), account, amount, day, reference, description)
+            for file_id, position, account, amount, day, reference, description in cursor
+        )
+        cursor.execute(
+            statement("reconciliation/ledger_items"),
+            {
+                "source": source,
+                "table": table,
+                "accounts": list(fixed_accounts),
+                "after_batch": after_batch,
+                "through_batch": through_batch,
+            },
+        )
+        ledger_items = tuple(
+            LedgerItem((batch, position, seq), key, amount, day, reference, description, request)
+            for batch, position, seq, key, amount, day, reference, description, request in cursor
+        )
+    return Scope(
+        source,
+        after_batch,
+        through_batch,
+        after_file,
+        through_file,
+        statement_items,
+        ledger_items,
+    )
+
+
+def _last_run(cursor, source: str) -> tuple[int, int]:
+    cursor.execute(statement("reconciliation/last_run"), (source,))
+    found = cursor.fetchone()
+    return (-1, 0) if found is None else (found[0], found[1])
+
+
+def record_run(
+    engine: Engine,
+    scope: Scope,
+    outcome: Outcome,
+    *,
+    sources_digest: str,
+    who: str,
+    started_at: datetime,
+) -> RunRecord:
+    """Write `outcome`, decided over `scope`, in one transaction (see the module); raises
+    `ScopeMoved` if another run of the source recorded since `scope` was read."""
+    with engine.begin() as conn:
+        cursor = conn.connection.cursor()
+        cursor.execute(statement("reconciliation/lock"), (RECONCILE_LOCK, scope.source))
+        if _last_run(cursor, scope.source) != (scope.after_batch, scope.after_file):
+            raise ScopeMoved(f"another run of source {scope.source!r} recorded meanwhile")
+        cursor.execute(
+            statement("reconciliation/insert_run"),
+            (
+                scope.source,
+                sources_digest,
+                scope.through_batch,
+                scope.through_file,
+                len(scope.statement_items),
+                len(scope.ledger_items),
+                len(outcome.matches),
+                0,
+                0,
+                who,
+                started_at,
+            ),
+        )
+        run_id = cursor.fetchone()[0]
+        match_of = _insert_matches(cursor, scope.source, run_id, outcome, who)
+        opened, closed = _settle_breaks(cursor, scope.source, run_id, outcome, match_of, who)
+        _check_settled(cursor, scope)
+    return RunRecord(run_id, len(outcome.matches), opened, closed)
+
+
+def _insert_matches(cursor, source: str, run_id: int, outcome: Outcome, who: str) -> dict:
+    """Insert the matches; the match id of each item matched, by item."""
+    match_of: dict[tuple[str, tuple[int, ...]], int] = {}
+    entries, changes = [], []
+    for match in outcome.matches:
+        cursor.execute(
+            statement("reconciliation/insert_match"),
+            (
+                run_id,
+                source,
+                match.rule,
+                match.account,
+                match.amount_difference,
+                match.date_difference_days,
+                who,
+                None,
+            ),
+        )
+        match_id = cursor.fetchone()[0]
+        for item in match.statement_ids:
+            entries.append((*item, match_id))
+            match_of[("statement", item)] = match_id
+        for item in match.ledger_ids:
+            changes.append((source, *item, match_id))
+            match_of[("ledger", item)] = match_id
+    if entries:
+        execute_values(
+            cursor, statement("reconciliation/insert_matched_entries"), entries, page_size=_PAGE
+        )
+    if changes:
+        execute_values(
+            cursor, statement("reconciliation/insert_matched_changes"), changes, page_size=_PAGE
+        )
+    return match_of
+
+
+def _break_items(item: Break) -> tuple[tuple[int, ...] | None, tuple[int, ...] | None]:
+    entry = item.statement_ids[0] if item.statement_ids else None
+    change = item.ledger_ids[0] if item.ledger_ids else None
+    return entry, change
+
+
+def _settle_breaks(
+    cursor, source: str, run_id: int, outcome: Outcome, match_of: dict, who: str
+) -> tuple[int, int]:
+    """Resolve, keep, supersede and open breaks; (opened, closed)."""
+    cursor.execute(statement("reconciliation/open_breaks"), (source,))
+    open_now = {
+        (reason, None if f is None else (f, p), None if b is None else (b, cp, cs)): break_id
+        for break_id, reason, f, p, b, cp, cs in cursor.fetchall()
+    }
+    decided = {(b.reason, *_break_items(b)): b for b in outcome.breaks}
+    closed = 0
+    for (reason, entry, change), break_id in open_now.items():
+        if (reason, entry, change) in decided:
+            continue  # it still holds: it stays open, and ages
+        matched = match_of.get(("statement", entry)) or match_of.get(("ledger", change))
+        resolution = "matched" if matched is not None else "superseded"
+        cursor.execute(statement("reconciliation/resolve_break"), (resolution, break_id))
+        assert cursor.rowcount == 1, f"break {break_id} was open"
+        _history(cursor, break_id, resolution, who, run_id, matched)
+        closed += 1
+    opened = 0
+    for key, item in decided.items():
+        if key in open_now:
+            continue
+        entry, change = key[1], key[2]
+        cursor.execute(
+            statement("reconciliation/insert_break"),
+            (
+                source,
+                item.reason,
+                item.account,
+                *(entry or (None, None)),
+                *(change or (None, None, None)),
+                item.amount_difference,
+                run_id,
+            ),
+        )
+        _history(cursor, cursor.fetchone()[0], "opened", who, run_id, None)
+        opened += 1
+    return opened, closed
+
+
+def _history(
+    cursor, break_id: int, action: str, who: str, run_id: int | None, match_id: int | None
+) -> None:
+    cursor.execute(
+        statement("reconciliation/insert_history"),
+        {
+            "break_id": break_id,
+            "action": action,
+            "who": who,
+            "note": None,
+            "run_id": run_id,
+            "match_id": match_id,
+            "request_id": None,
+        },
+    )
+
+
+def _check_settled(cursor, scope: Scope) -> None:
+    entries = [item.id for item in scope.statement_items]
+    changes = [item.id for item in scope.ledger_items]
+    cursor.execute(
+        statement("reconciliation/unsettled"),
+        {
+            "source": scope.source,
+            "files": [f for f, _ in entries],
+            "positions": [p for _, p in entries],
+            "batches": [b for b, _, _ in changes],
+            "change_positions": [p for _, p, _ in changes],
+            "seqs": [s for _, _, s in changes],
+        },
+    )
+    unsettled = cursor.fetchone()[0]
+    if unsettled:
+        raise AssertionError(
+            f"reconciliation of {scope.source!r}: {unsettled} item(s) considered are not in "
+            "exactly one match or open break; nothing was recorded"
+        )

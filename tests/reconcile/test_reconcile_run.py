@@ -1,0 +1,158 @@
+"""A reconciliation run over the system of record: statements loaded, each item matched or
+left as a break with its reason, the decisions kept in one transaction; reruns change nothing,
+a later statement closes the breaks it explains, and a dry run writes nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine
+
+from ledger_engine.reconcile.matching import (
+    AMOUNT_MISMATCH,
+    MISSING_IN_LEDGER,
+    MISSING_IN_STATEMENT,
+)
+from ledger_engine.reconcile.matching.reference import match
+from ledger_engine.reconcile.rules import AmountCriterion, Rule
+from ledger_engine.reconcile.run import reconcile
+from ledger_engine.reconcile.sources import CsvLayout, Source, Sources
+from ledger_engine.store import reconciliation
+from tests.support.bank import deposit
+from tests.support.database import rows
+from tests.support.events import event_file
+
+RULE = Rule("same reference", 0, amount=AmountCriterion(0), window_days=1, reference_similarity=1.0)
+BANK = Source(
+    "bank",
+    "csv",
+    "accounts",
+    "EUR",
+    2,
+    account="alice",
+    csv=CsvLayout({"booking_date": "Date", "amount": "Amount", "reference": "Ref"}),
+    rules=(RULE,),
+)
+SOURCES = Sources({"bank": BANK}, digest="r" * 64)
+MOVEMENTS = [
+    deposit("d1", "alice", 10_000, reference="R1", value_date="2026-11-02"),
+    deposit("d2", "alice", 5_000, reference="R2", value_date="2026-11-03"),
+    deposit("d3", "alice", 700, reference="R3", value_date="2026-11-03"),
+    deposit("d4", "bob", 900, reference="R1", value_date="2026-11-02"),  # not this source's row
+]
+STATEMENT = b"Date,Amount,Ref\n2026-11-02,100.00,R1\n2026-11-03,50.10,R2\n2026-11-04,12.00,R9\n"
+
+
+def land(inbox: Path, name: str, raw: bytes) -> None:
+    folder = inbox / BANK.folder
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_bytes(raw)
+
+
+def run(engine: Engine, inbox: Path, **options):
+    return reconcile(engine, SOURCES, inbox, match, who="pytest", **options)
+
+
+def open_breaks(engine: Engine) -> list[tuple]:
+    return rows(
+        engine,
+        "SELECT reason, statement_reference, request_id, amount_difference FROM open_breaks"
+        " ORDER BY break_id",
+    )
+
+
+@pytest.fixture
+def committed(engine: Engine, commit_files) -> Engine:
+    commit_files(engine, 0, [("b0.jsonl", event_file(MOVEMENTS))])
+    return engine
+
+
+def test_each_item_ends_matched_or_as_a_break_with_its_reason(committed: Engine, tmp_path):
+    land(tmp_path, "2026-11-04.csv", STATEMENT)
+
+    report = run(committed, tmp_path)
+
+    (part,) = report.sources
+    assert [f.outcome for f in report.files] == ["loaded"]
+    assert (len(part.scope.statement_items), len(part.scope.ledger_items)) == (3, 3)
+    assert [(m.rule, m.statement_ids, m.amount_difference) for m in part.outcome.matches] == [
+        ("same reference", ((1, 2),), 0)
+    ]
+    assert open_breaks(committed) == [
+        (AMOUNT_MISMATCH, "R2", "d2", 10),
+        (MISSING_IN_LEDGER, "R9", None, None),
+        (MISSING_IN_STATEMENT, None, "d3", None),
+    ]
+    assert part.record is not None and (part.record.breaks_opened, part.record.breaks_closed) == (
+        3,
+        0,
+    )
+    assert rows(committed, "SELECT count(*) FROM ledger_recon_matched_changes") == [(1,)]
+
+
+def test_a_rerun_with_nothing_new_decides_the_same_and_changes_nothing(committed: Engine, tmp_path):
+    land(tmp_path, "2026-11-04.csv", STATEMENT)
+    run(committed, tmp_path)
+    before = open_breaks(committed), rows(committed, "SELECT break_id FROM ledger_recon_breaks")
+
+    (part,) = run(committed, tmp_path).sources
+
+    assert part.record is not None
+    assert (part.record.matches, part.record.breaks_opened, part.record.breaks_closed) == (0, 0, 0)
+    assert (
+        open_breaks(committed),
+        rows(committed, "SELECT break_id FROM ledger_recon_breaks"),
+    ) == before
+
+
+def test_a_later_statement_closes_the_break_it_explains(committed: Engine, tmp_path):
+    land(tmp_path, "2026-11-04.csv", STATEMENT)
+    run(committed, tmp_path)
+    land(tmp_path, "2026-11-05.csv", b"Date,Amount,Ref\n2026-11-04,7.00,R3\n")
+
+    (part,) = run(committed, tmp_path).sources
+
+    assert [m.ledger_ids for m in part.outcome.matches] == [((0, 2, 0),)]
+    assert part.record is not None and part.record.breaks_closed == 1
+    assert [reason for reason, *_ in open_breaks(committed)] == [AMOUNT_MISMATCH, MISSING_IN_LEDGER]
+    assert rows(
+        committed,
+        "SELECT h.action FROM ledger_recon_break_history AS h JOIN ledger_recon_breaks AS b"
+        " USING (break_id) WHERE b.reason = 'missing_in_statement' ORDER BY h.seq",
+    ) == [("opened",), ("matched",)]
+
+
+def test_a_dry_run_shows_the_decisions_and_writes_nothing(committed: Engine, tmp_path):
+    land(tmp_path, "2026-11-04.csv", STATEMENT)
+    run(committed, tmp_path)  # loads the statement and decides once
+    land(tmp_path, "2026-11-05.csv", b"Date,Amount,Ref\n2026-11-04,7.00,R3\n")
+    tables = ("ledger_recon_runs", "ledger_recon_breaks", "ledger_statement_files")
+    counts = {t: rows(committed, f"SELECT count(*) FROM {t}") for t in tables}
+
+    report = run(committed, tmp_path, dry_run=True)
+
+    assert report.files == () and report.sources[0].record is None
+    assert len(report.sources[0].outcome.breaks) == 3  # the new file is not loaded by a dry run
+    assert {t: rows(committed, f"SELECT count(*) FROM {t}") for t in tables} == counts
+
+
+def test_a_run_that_dies_before_its_commit_leaves_nothing_and_its_rerun_decides_the_same(
+    committed: Engine, tmp_path, monkeypatch
+):
+    land(tmp_path, "2026-11-04.csv", STATEMENT)
+
+    def die(cursor, scope) -> None:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched:
+        patched.setattr(reconciliation, "_check_settled", die)
+        with pytest.raises(KeyboardInterrupt):
+            run(committed, tmp_path)
+    assert rows(committed, "SELECT count(*) FROM ledger_recon_matches") == [(0,)]
+    assert rows(committed, "SELECT count(*) FROM ledger_recon_breaks") == [(0,)]
+
+    (part,) = run(committed, tmp_path).sources
+
+    assert part.record is not None and (part.record.matches, part.record.breaks_opened) == (1, 3)
+    assert rows(committed, "SELECT count(*) FROM ledger_recon_matched_entries") == [(1,)]
