@@ -72,6 +72,7 @@ from ledger_engine.reconcile.entries import (
     StatementEntry,
     rejected_file,
 )
+from ledger_engine.reconcile.formats.refused import Refused
 from ledger_engine.reconcile.sources import Source
 
 NAMESPACE_PREFIX = "urn:iso:std:iso:20022:tech:xsd:camt.053.001."
@@ -97,15 +98,6 @@ _DATE_TIME = re.compile(
 _BOOKED = "BOOK"
 _NOT_BOOKED = {"PDNG": "pending", "INFO": "for information", "FUTR": "a future booking"}
 _NOT_PROVIDED = "NOTPROVIDED"
-
-
-class _Refused(Exception):
-    """One entry's rejection, raised where the problem is seen."""
-
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(detail)
-        self.reason = reason
-        self.detail = detail
 
 
 def parse_camt053(raw: bytes, source: Source) -> ParsedStatement:
@@ -157,7 +149,7 @@ def parse_camt053(raw: bytes, source: Source) -> ParsedStatement:
             entry_bytes = raw[start:end]
             try:
                 entries.append(_entry(position, ntry, account_id, key, entry_bytes, source, xml))
-            except _Refused as refused:
+            except Refused as refused:
                 rejections.append(
                     EntryRejection(position, refused.reason, refused.detail, entry_bytes)
                 )
@@ -339,12 +331,12 @@ def _entry(
     _booked(ntry, xml)
     if key is None:
         if account_id is None:
-            raise _Refused(MISSING_FIELD, "the statement names no account (Acct/Id)")
-        raise _Refused(UNKNOWN_ACCOUNT, f"account {account_id!r} maps to no ledger key")
+            raise Refused(MISSING_FIELD, "the statement names no account (Acct/Id)")
+        raise Refused(UNKNOWN_ACCOUNT, f"account {account_id!r} maps to no ledger key")
     amount = _signed_amount(ntry, "the entry's", source, xml)
     booking = xml.child(ntry, "BookgDt")
     if booking is None:
-        raise _Refused(MISSING_FIELD, "the entry has no BookgDt (booking date)")
+        raise Refused(MISSING_FIELD, "the entry has no BookgDt (booking date)")
     value = xml.child(ntry, "ValDt")
     return StatementEntry(
         position=position,
@@ -363,17 +355,17 @@ def _booked(ntry: Element, xml: _Names) -> None:
     """Refuses an entry that is not booked (see the module's docstring)."""
     status = xml.child(ntry, "Sts")
     if status is None:
-        raise _Refused(MISSING_FIELD, "the entry has no Sts (status)")
+        raise Refused(MISSING_FIELD, "the entry has no Sts (status)")
     # Up to .07 the code is Sts's own text; from .08 it is Sts/Cd (or Sts/Prtry).
     code = xml.text(status, "Cd") or (status.text or "").strip()
     if code == _BOOKED:
         return
     if code in _NOT_BOOKED:
-        raise _Refused(NOT_BOOKED, f"status {code} ({_NOT_BOOKED[code]}): not booked")
+        raise Refused(NOT_BOOKED, f"status {code} ({_NOT_BOOKED[code]}): not booked")
     proprietary = xml.text(status, "Prtry")
     if proprietary is not None:
-        raise _Refused(MALFORMED, f"proprietary status {proprietary!r}: not known to be booked")
-    raise _Refused(MALFORMED, f"status {code!r} is not a camt.053 entry status")
+        raise Refused(MALFORMED, f"proprietary status {proprietary!r}: not known to be booked")
+    raise Refused(MALFORMED, f"status {code!r} is not a camt.053 entry status")
 
 
 def _signed_amount(parent: Element, whose: str, source: Source, xml: _Names) -> int:
@@ -381,28 +373,28 @@ def _signed_amount(parent: Element, whose: str, source: Source, xml: _Names) -> 
     amount = xml.child(parent, "Amt")
     text = None if amount is None or amount.text is None else amount.text.strip()
     if amount is None or not text:
-        raise _Refused(MISSING_FIELD, f"{whose} Amt (amount) is absent or empty")
+        raise Refused(MISSING_FIELD, f"{whose} Amt (amount) is absent or empty")
     currency = amount.get("Ccy")
     if not currency:
-        raise _Refused(MISSING_FIELD, f"{whose} Amt has no Ccy (currency)")
+        raise Refused(MISSING_FIELD, f"{whose} Amt has no Ccy (currency)")
     if currency != source.currency:
-        raise _Refused(
+        raise Refused(
             CURRENCY_MISMATCH, f"currency {currency!r}, the source's is {source.currency}"
         )
     if text.startswith("-"):
-        raise _Refused(BAD_AMOUNT, f"amount {text!r} is signed; CdtDbtInd gives the sign")
+        raise Refused(BAD_AMOUNT, f"amount {text!r} is signed; CdtDbtInd gives the sign")
     try:
         units = minor_units(text, source.precision)
     except AmountProblem as problem:
-        raise _Refused(BAD_AMOUNT, f"amount: {problem}") from None
+        raise Refused(BAD_AMOUNT, f"amount: {problem}") from None
     indicator = xml.text(parent, "CdtDbtInd")
     if indicator == "CRDT":
         return units
     if indicator == "DBIT":
         return -units
     if indicator is None:
-        raise _Refused(MISSING_FIELD, f"{whose} CdtDbtInd (credit/debit) is absent or empty")
-    raise _Refused(BAD_INDICATOR, f"CdtDbtInd {indicator!r} is neither CRDT nor DBIT")
+        raise Refused(MISSING_FIELD, f"{whose} CdtDbtInd (credit/debit) is absent or empty")
+    raise Refused(BAD_INDICATOR, f"CdtDbtInd {indicator!r} is neither CRDT nor DBIT")
 
 
 def _day(when: Element, name: str, xml: _Names) -> date:
@@ -420,7 +412,7 @@ def _moment(when: Element, name: str, xml: _Names) -> date | datetime:
                 return date.fromisoformat(day)
             except ValueError:
                 pass
-        raise _Refused(BAD_DATE, f"{name}/Dt {day!r} is not a date (YYYY-MM-DD)")
+        raise Refused(BAD_DATE, f"{name}/Dt {day!r} is not a date (YYYY-MM-DD)")
     moment = xml.text(when, "DtTm")
     if moment is not None:
         if _DATE_TIME.fullmatch(moment):
@@ -430,8 +422,8 @@ def _moment(when: Element, name: str, xml: _Names) -> date | datetime:
                 pass
             else:
                 return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
-        raise _Refused(BAD_DATE, f"{name}/DtTm {moment!r} is not an ISO date-time")
-    raise _Refused(MISSING_FIELD, f"{name} holds neither Dt nor DtTm")
+        raise Refused(BAD_DATE, f"{name}/DtTm {moment!r} is not an ISO date-time")
+    raise Refused(MISSING_FIELD, f"{name} holds neither Dt nor DtTm")
 
 
 def _reference(ntry: Element, xml: _Names) -> str | None:
@@ -472,14 +464,14 @@ def _balance(statement: Element, key: str, source: Source, xml: _Names) -> State
         if when is None:
             return None
         as_of = _as_of(_moment(when, "Bal/Dt", xml))
-    except (_Refused, OverflowError):
+    except (Refused, OverflowError):
         return None
     opening = by_code.get("OPBD", by_code.get("PRCD"))
     try:
         opening_amount = (
             None if opening is None else _signed_amount(opening, "the opening", source, xml)
         )
-    except _Refused:
+    except Refused:
         opening_amount = None  # the closing balance is what is compared; keep it
     return StatementBalance(key, opening_amount, closing_amount, as_of)
 

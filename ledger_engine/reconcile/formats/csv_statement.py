@@ -38,18 +38,10 @@ from ledger_engine.reconcile.entries import (
     StatementEntry,
     rejected_file,
 )
+from ledger_engine.reconcile.formats.refused import Refused
 from ledger_engine.reconcile.sources import CsvLayout, Source
 
 _BOM = "\ufeff"
-
-
-class _Refused(Exception):
-    """One record's rejection, raised where the problem is seen."""
-
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(detail)
-        self.reason = reason
-        self.detail = detail
 
 
 def parse_csv(raw: bytes, source: Source) -> ParsedStatement:
@@ -78,14 +70,14 @@ def parse_csv(raw: bytes, source: Source) -> ParsedStatement:
     for position, record_bytes, fields in records[1:]:
         try:
             if fields is None:
-                raise _Refused(MALFORMED, f"the record is not valid {layout.encoding}")
+                raise Refused(MALFORMED, f"the record is not valid {layout.encoding}")
             if len(fields) != len(header):
-                raise _Refused(
+                raise Refused(
                     MALFORMED, f"the record has {len(fields)} fields, the header {len(header)}"
                 )
             values = {field: fields[i].strip() for field, i in index.items()}
             entry, balance = _entry(position, values, record_bytes, source, layout)
-        except _Refused as refused:
+        except Refused as refused:
             rejections.append(
                 EntryRejection(position, refused.reason, refused.detail, record_bytes)
             )
@@ -130,7 +122,7 @@ def _entry(
         amount = _signed(amount, indicator, layout)
     currency = values.get("currency")
     if currency is not None and currency != source.currency:
-        raise _Refused(
+        raise Refused(
             CURRENCY_MISMATCH, f"currency {currency!r}, the source's is {source.currency}"
         )
     account = _account(values, source)
@@ -155,12 +147,12 @@ def _date(
     text = values.get(field)
     if not text:
         if required:
-            raise _Refused(MISSING_FIELD, f"{layout.columns[field]!r} ({field}) is empty")
+            raise Refused(MISSING_FIELD, f"{layout.columns[field]!r} ({field}) is empty")
         return None
     try:
         return parse_date(text, layout.date_format)
     except ValueError:
-        raise _Refused(
+        raise Refused(
             BAD_DATE, f"{field} {text!r} is not a date in {layout.date_format!r}"
         ) from None
 
@@ -168,7 +160,7 @@ def _date(
 def _amount(values: Mapping[str, str], field: str, source: Source, layout: CsvLayout) -> int:
     text = values.get(field)
     if not text:
-        raise _Refused(MISSING_FIELD, f"{layout.columns[field]!r} ({field}) is empty")
+        raise Refused(MISSING_FIELD, f"{layout.columns[field]!r} ({field}) is empty")
     try:
         return minor_units(
             text,
@@ -177,26 +169,26 @@ def _amount(values: Mapping[str, str], field: str, source: Source, layout: CsvLa
             thousands_separator=layout.thousands_separator,
         )
     except AmountProblem as problem:
-        raise _Refused(BAD_AMOUNT, f"{field}: {problem}") from None
+        raise Refused(BAD_AMOUNT, f"{field}: {problem}") from None
 
 
 def _signed(amount: int, indicator: str, layout: CsvLayout) -> int:
     if amount < 0:
-        raise _Refused(BAD_AMOUNT, "a signed amount beside a credit/debit indicator")
+        raise Refused(BAD_AMOUNT, "a signed amount beside a credit/debit indicator")
     if indicator in layout.credit_values:
         return amount
     if indicator in layout.debit_values:
         return -amount
-    raise _Refused(BAD_INDICATOR, f"credit/debit value {indicator!r} is neither credit nor debit")
+    raise Refused(BAD_INDICATOR, f"credit/debit value {indicator!r} is neither credit nor debit")
 
 
 def _account(values: Mapping[str, str], source: Source) -> str:
     statement_account = values.get("account")
     if source.account is None and not statement_account:
-        raise _Refused(MISSING_FIELD, "the account column is empty")
+        raise Refused(MISSING_FIELD, "the account column is empty")
     key = source.ledger_key(statement_account)
     if key is None:
-        raise _Refused(UNKNOWN_ACCOUNT, f"account {statement_account!r} maps to no ledger key")
+        raise Refused(UNKNOWN_ACCOUNT, f"account {statement_account!r} maps to no ledger key")
     return key
 
 
