@@ -19,12 +19,11 @@ import re
 from collections.abc import Callable, Mapping
 
 import psycopg2.errors
-from psycopg2 import sql
 from psycopg2.extensions import encrypt_password
 from sqlalchemy import URL, Engine, make_url
 
 from ledger_engine.errors import LoginError
-from ledger_engine.store.sql_files import statement
+from ledger_engine.store.sql_files import identified
 
 # The role a login of each kind becomes a member of (created by sql/0007_roles.sql).
 ROLES: dict[str, str] = {
@@ -81,9 +80,7 @@ def create_login(engine: Engine, name: str, kind: str, password: str) -> None:
     conn = engine.raw_connection()
     try:
         hashed = encrypt_password(password, name, conn.dbapi_connection)
-        create = sql.SQL(statement("roles/create_login")).format(
-            login=sql.Identifier(name), role=sql.Identifier(ROLES[kind])
-        )
+        create = identified("roles/create_login", login=name, role=ROLES[kind])
         with conn.cursor() as cursor:
             cursor.execute(create, {"password": hashed})
         conn.commit()
