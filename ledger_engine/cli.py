@@ -257,7 +257,7 @@ def cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
     )
     run_report = _run(settings, expected_events=count)
     _print_run(run_report)
-    audit_report, page = _audit(settings)
+    audit_report, page = _audit(settings, ledger=ledger)
     _print_audit(audit_report, page)
     console.print(f"demo finished in {time.perf_counter() - started:.1f} s")
     _print_next_steps(ledger)

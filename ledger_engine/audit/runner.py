@@ -171,7 +171,23 @@ def run_audits(
     path of its page. `ledger` (default: built once from the settings) serves every part and
     the store opened when no `engine` is given."""
     ledger = ledger or load_ledger(settings.app)
-    engine = engine or open_store(settings, ledger)
+    if engine is not None:
+        return _audit(settings, ledger, engine, expectations_root, faults, full)
+    opened_here = open_store(settings, ledger)
+    try:
+        return _audit(settings, ledger, opened_here, expectations_root, faults, full)
+    finally:
+        opened_here.dispose()  # its connections are this call's alone
+
+
+def _audit(
+    settings: Settings,
+    ledger: StreamingLedger,
+    engine: Engine,
+    expectations_root: Path | None,
+    faults: FaultSwitch,
+    full: bool,
+) -> tuple[AuditReport, Path]:
     kind = FULL if full else BATCHES
     # The two parts read the same committed batches on connections of their own and share
     # nothing, so the Great Expectations part runs beside the Merkle part: each mostly waits
