@@ -15,7 +15,7 @@ up to the ids, groups form and identical statement entries recur.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from dataclasses import replace
 from datetime import date, timedelta
 
 from hypothesis import strategies as st
@@ -188,8 +188,22 @@ def rules(draw: st.DrawFn, max_size: int = 3) -> list[Rule]:
     return draw(st.permutations(drawn))
 
 
-def ids_of(outcome_part: Sequence) -> list[tuple]:
-    """Every item id named by matches or breaks, statement side then ledger side."""
-    return [i for m in outcome_part for i in m.statement_ids] + [
-        i for m in outcome_part for i in m.ledger_ids
-    ]
+@st.composite
+def side_by_side(
+    draw: st.DrawFn, max_parts: int = 5
+) -> tuple[list[StatementItem], list[LedgerItem]]:
+    """Several drawn (statement, ledger) inputs as one: part k's accounts prefixed `k/` and
+    its ids `(k, *id)`. Items of different accounts never meet (no candidate, no duplicate,
+    no amount mismatch), so one matching run decides every part as if alone, and the cost of
+    a Spark run is shared by several inputs."""
+    statement: list[StatementItem] = []
+    ledger: list[LedgerItem] = []
+    for k in range(draw(st.integers(1, max_parts))):
+        statement += [
+            replace(s, id=(k, *s.id), account=f"{k}/{s.account}") for s in draw(statement_items())
+        ]
+        ledger += [
+            replace(item, id=(k, *item.id), account=f"{k}/{item.account}")
+            for item in draw(ledger_items())
+        ]
+    return statement, ledger

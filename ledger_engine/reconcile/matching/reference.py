@@ -10,7 +10,6 @@ from datetime import date
 
 from ledger_engine.reconcile.matching import (
     AMOUNT_MISMATCH,
-    BREAK_REASONS,
     DUPLICATE,
     MISSING_IN_LEDGER,
     MISSING_IN_STATEMENT,
@@ -21,6 +20,7 @@ from ledger_engine.reconcile.matching import (
     Outcome,
     StatementItem,
 )
+from ledger_engine.reconcile.matching.order import break_order, match_order
 from ledger_engine.reconcile.matching.similarity import fold, similarity
 from ledger_engine.reconcile.rules import MANY_TO_ONE, ONE_TO_MANY, Rule
 
@@ -78,7 +78,7 @@ def match(
             matched_statement.update(kept.statement.ids)
             matched_ledger.update(kept.ledger.ids)
             matches.append((rule.priority, _match(rule, kept)))
-    matches.sort(key=lambda m: (m[0], m[1].statement_ids[0]))
+    matches.sort(key=lambda m: match_order(*m))
     breaks = _breaks(statement, ledger, matched_statement, matched_ledger)
     return Outcome(tuple(m for _, m in matches), tuple(breaks))
 
@@ -250,8 +250,3 @@ def _breaks(
         if item.id not in paired_ledger
     )
     return sorted(breaks, key=break_order)
-
-
-def break_order(b: Break) -> tuple[int, ItemId]:
-    """A break's place in an outcome: by reason, then its statement id, else its ledger id."""
-    return (BREAK_REASONS.index(b.reason), (b.statement_ids or b.ledger_ids)[0])

@@ -1,0 +1,449 @@
+"""The Spark matcher: the specification in `matching`, computed with joins and windows over
+DataFrames, so that it scales the way the ledger does. Its outcome equals the reference
+matcher's (`reference.match`), which the tests check over generated inputs.
+
+How each part of the specification is computed:
+
+- *Folding*: Spark's `lower` (ICU's full lowercase mapping, which agrees with Python's
+  `str.lower`), `regexp_replace` of `similarity.WHITE_SPACE_RUN`, `trim`; once per item.
+- *Candidates*: an equi-join on the account, plus the folded reference or description when a
+  rule requires it equal (threshold 1.0) and the amount when a rule allows no difference, so
+  that exact rules cost a hash join; a date window becomes an equi-join on date buckets of
+  `window_days + 1` days (each statement item looks into its bucket and the two beside it)
+  and a filter; similarity is Spark's `levenshtein` (code points, like the oracle's) in the
+  same double arithmetic as the oracle.
+- *Groups*: a `groupBy` of the grouped side's unmatched items on (account, folded field or
+  date), kept when two or more.
+- *The greedy choice* by rounds of mutual best candidates: each candidate is ranked on each
+  side by cost (`row_number` over a window per item); the candidates that are the best of
+  both their items are kept and every candidate touching a kept item dropped; until none is
+  left. Costs are a strict total order (they end with both ids), so the cheapest candidate
+  left is always mutual best and every kept one is what the greedy in increasing cost keeps:
+  the same matches. Each round's frames are local checkpoints, so that a round does not
+  recompute the rounds before it.
+- *Breaks*: duplicates by a window over the statement side's identical items (an unmatched
+  item that is not the first by id of its identity is a duplicate: the first is matched or a
+  break of another reason, so the specification's recursive wording reduces to this);
+  amount mismatches by the same rounds over equal folded references; the rest by anti-joins.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import reduce
+
+from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+
+from ledger_engine.reconcile.matching import (
+    AMOUNT_MISMATCH,
+    DUPLICATE,
+    MISSING_IN_LEDGER,
+    MISSING_IN_STATEMENT,
+    Break,
+    LedgerItem,
+    Match,
+    Outcome,
+    StatementItem,
+)
+from ledger_engine.reconcile.matching.order import break_order, match_order
+from ledger_engine.reconcile.matching.similarity import WHITE_SPACE_RUN
+from ledger_engine.reconcile.rules import MANY_TO_ONE, ONE_TO_MANY, Rule
+
+# An item id is an array of longs: Spark orders arrays as Python orders tuples (element by
+# element, a prefix first), so windows and sorts by id give the oracle's order.
+STATEMENT_SCHEMA = (
+    "id array<bigint>, account string, amount bigint, date date, reference string, "
+    "description string"
+)
+LEDGER_SCHEMA = STATEMENT_SCHEMA + ", request_id string"
+MATCH_SCHEMA = (
+    "rule string, priority int, account string, statement_ids array<array<bigint>>, "
+    "ledger_ids array<array<bigint>>, amount_difference bigint, date_difference_days int"
+)
+BREAK_SCHEMA = (
+    "reason string, account string, statement_ids array<array<bigint>>, "
+    "ledger_ids array<array<bigint>>, amount_difference bigint"
+)
+# A candidate's cost, compared in this order; it ends with both node ids, so no two
+# candidates of one rule cost the same.
+COST = ("c_amount", "c_days", "c_reference", "c_description", "s_nid", "l_nid")
+_NODE = ("account", "nid", "members", "amount", "date", "fref", "fdesc")
+
+
+def statement_frame(spark: SparkSession, items: Sequence[StatementItem]) -> DataFrame:
+    """A frame of statement items, in the matcher's input schema (`STATEMENT_SCHEMA`)."""
+    rows = [(list(s.id), s.account, s.amount, s.date, s.reference, s.description) for s in items]
+    return spark.createDataFrame(rows, STATEMENT_SCHEMA)
+
+
+def ledger_frame(spark: SparkSession, items: Sequence[LedgerItem]) -> DataFrame:
+    """A frame of ledger items, in the matcher's input schema (`LEDGER_SCHEMA`)."""
+    rows = [
+        (list(i.id), i.account, i.amount, i.date, i.reference, i.description, i.request_id)
+        for i in items
+    ]
+    return spark.createDataFrame(rows, LEDGER_SCHEMA)
+
+
+def items_frame(
+    spark: SparkSession, items: Sequence[StatementItem] | Sequence[LedgerItem], ledger: bool
+) -> DataFrame:
+    """`statement_frame` or `ledger_frame` of `items` (`ledger` says which, for an empty
+    list too)."""
+    if ledger:
+        return ledger_frame(spark, items)  # type: ignore[arg-type]
+    return statement_frame(spark, items)  # type: ignore[arg-type]
+
+
+@dataclass
+class MatchFrames:
+    """A matching run's result as frames (`MATCH_SCHEMA`, `BREAK_SCHEMA`, in no order), with
+    the seconds of each phase and what each rule took (candidates, rounds, matches)."""
+
+    matches: DataFrame
+    breaks: DataFrame
+    seconds: dict[str, float] = field(default_factory=dict)
+    rules: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+def match_frames(
+    spark: SparkSession, statement_df: DataFrame, ledger_df: DataFrame, rules: Sequence[Rule]
+) -> Outcome:
+    """The outcome of matching the statement items of `statement_df` with the ledger items
+    of `ledger_df` by `rules`: the specification's, equal to `reference.match` on the same
+    items."""
+    return collect_outcome(match_plan(spark, statement_df, ledger_df, rules))
+
+
+def collect_outcome(frames: MatchFrames) -> Outcome:
+    """The frames' matches and breaks brought to the driver, in the outcome's order."""
+    started = time.perf_counter()
+    matches = [
+        (
+            row.priority,
+            Match(
+                rule=row.rule,
+                account=row.account,
+                statement_ids=_ids(row.statement_ids),
+                ledger_ids=_ids(row.ledger_ids),
+                amount_difference=row.amount_difference,
+                date_difference_days=row.date_difference_days,
+            ),
+        )
+        for row in frames.matches.collect()
+    ]
+    breaks = [
+        Break(
+            reason=row.reason,
+            account=row.account,
+            statement_ids=_ids(row.statement_ids),
+            ledger_ids=_ids(row.ledger_ids),
+            amount_difference=row.amount_difference,
+        )
+        for row in frames.breaks.collect()
+    ]
+    matches.sort(key=lambda m: match_order(*m))
+    breaks.sort(key=break_order)
+    frames.seconds["collect"] = time.perf_counter() - started
+    return Outcome(tuple(m for _, m in matches), tuple(breaks))
+
+
+def _ids(arrays: list[list[int]]) -> tuple[tuple[int, ...], ...]:
+    return tuple(sorted(tuple(i) for i in arrays))
+
+
+def match_plan(
+    spark: SparkSession, statement_df: DataFrame, ledger_df: DataFrame, rules: Sequence[Rule]
+) -> MatchFrames:
+    """Run the rules and find the breaks; the result stays in Spark (checkpointed)."""
+    frames = MatchFrames(
+        spark.createDataFrame([], MATCH_SCHEMA), spark.createDataFrame([], BREAK_SCHEMA)
+    )
+    clock = time.perf_counter()
+
+    def phase(name: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        frames.seconds[name] = now - clock
+        clock = now
+
+    statement = _prepared(statement_df, identity=True)
+    ledger = _prepared(ledger_df, identity=False)
+    phase("prepare")
+    matched = []
+    for rule in sorted(rules, key=lambda r: r.priority):
+        s_nodes = _groups(statement, rule.group_by) if rule.strategy == MANY_TO_ONE else None
+        l_nodes = _groups(ledger, rule.group_by) if rule.strategy == ONE_TO_MANY else None
+        candidates = _candidates(
+            rule,
+            _sided("s", s_nodes if s_nodes is not None else _singles(statement)),
+            _sided("l", l_nodes if l_nodes is not None else _singles(ledger)),
+        )
+        kept, stats = _greedy(candidates)
+        frames.rules[rule.name] = stats
+        if stats["kept"]:
+            matched.append(
+                kept.select(
+                    F.lit(rule.name).alias("rule"),
+                    F.lit(rule.priority).alias("priority"),
+                    F.col("s_account").alias("account"),
+                    F.col("s_members").alias("statement_ids"),
+                    F.col("l_members").alias("ledger_ids"),
+                    (F.col("s_amount") - F.col("l_amount")).alias("amount_difference"),
+                    F.col("c_days").alias("date_difference_days"),
+                )
+            )
+            statement = _without(statement, kept, "s_members")
+            ledger = _without(ledger, kept, "l_members")
+        phase(f"rule {rule.name}")
+    if matched:
+        frames.matches = reduce(DataFrame.unionByName, matched)
+    frames.breaks = _breaks(statement, ledger, frames)
+    phase("breaks")
+    return frames
+
+
+def fold_column(text: Column) -> Column:
+    """The folded text (`similarity.fold`), in Spark."""
+    return F.trim(F.regexp_replace(F.lower(text), WHITE_SPACE_RUN, " "))
+
+
+def similarity_column(a: Column, b: Column) -> Column:
+    """`similarity.similarity` of two folded texts, in Spark (null when either is null)."""
+    longer = F.greatest(F.length(a), F.length(b))
+    return (
+        F.when(a.isNull() | b.isNull(), F.lit(None).cast("double"))
+        .when(longer == 0, F.lit(1.0))
+        # An int over an int is a double in Spark as in Python, and 1 minus it the same.
+        .otherwise(F.lit(1) - F.levenshtein(a, b) / longer)
+    )
+
+
+def _prepared(items: DataFrame, identity: bool) -> DataFrame:
+    """The items with their folded texts (and, on the statement side, whether an item is the
+    first by id of the items identical to it), checkpointed: every rule reads them."""
+    prepared = items.select(
+        "id",
+        "account",
+        "amount",
+        "date",
+        "reference",
+        "description",
+        fold_column(F.col("reference")).alias("fref"),
+        fold_column(F.col("description")).alias("fdesc"),
+    )
+    if identity:
+        # Window partitions put nulls together, as identity wants (None equals None).
+        same = Window.partitionBy("account", "amount", "date", "reference", "description").orderBy(
+            "id"
+        )
+        prepared = prepared.withColumn("first", F.row_number().over(same) == 1)
+    return prepared.localCheckpoint()
+
+
+def _singles(items: DataFrame) -> DataFrame:
+    """Each item as a node of its own."""
+    return items.select(
+        "account",
+        F.col("id").alias("nid"),
+        F.array("id").alias("members"),
+        "amount",
+        "date",
+        "fref",
+        "fdesc",
+    )
+
+
+def _groups(items: DataFrame, group_by: str | None) -> DataFrame:
+    """The groups of two or more items of one account sharing `group_by` (folded text, or the
+    date), as nodes: the sum of the amounts, the latest date, only the shared text."""
+    key = {"reference": "fref", "description": "fdesc", "date": "date"}[str(group_by)]
+    grouped = (
+        items.filter(F.col(key).isNotNull())
+        .groupBy("account", F.col(key).alias("key"))
+        .agg(
+            F.count("*").alias("size"),
+            F.sum("amount").alias("amount"),
+            F.max("date").alias("date"),
+            F.array_sort(F.collect_list("id")).alias("members"),
+        )
+        .filter(F.col("size") >= 2)
+    )
+    no_text = F.lit(None).cast("string")
+    return grouped.select(
+        "account",
+        F.col("members")[0].alias("nid"),
+        "members",
+        "amount",
+        "date",
+        (F.col("key") if key == "fref" else no_text).alias("fref"),
+        (F.col("key") if key == "fdesc" else no_text).alias("fdesc"),
+    )
+
+
+def _sided(side: str, nodes: DataFrame) -> DataFrame:
+    return nodes.select([F.col(c).alias(f"{side}_{c}") for c in _NODE])
+
+
+def _candidates(rule: Rule | None, s: DataFrame, l: DataFrame) -> DataFrame:  # noqa: E741
+    """The pairs of nodes meeting `rule` with their costs; `rule` None gives the amount
+    mismatch pairs (equal folded references, different amounts, no similarity compared)."""
+    col = F.col
+    on = [col("s_account") == col("l_account")]
+    similarities: dict[str, Column] = {}
+    filters: list[Column] = []
+    similar: list[Column] = []  # filtered last: a Levenshtein distance costs the most
+    if rule is None:
+        on += [col("s_fref") == col("l_fref"), col("s_amount") != col("l_amount")]
+    else:
+        for name, folded, threshold in (
+            ("reference", "fref", rule.reference_similarity),
+            ("description", "fdesc", rule.description_similarity),
+        ):
+            if threshold is None:
+                continue
+            mine, theirs = col(f"s_{folded}"), col(f"l_{folded}")
+            if threshold == 1.0:
+                # Similarity 1.0 is equality after folding (the formula gives exactly 1.0
+                # then): an equi-join key, with nulls never equal.
+                on.append(mine == theirs)
+                similarities[name] = F.lit(1.0)
+            else:
+                similarities[name] = similarity_column(mine, theirs)
+                similar.append(similarities[name] >= F.lit(threshold))
+        allowed = F.greatest(
+            F.lit(rule.amount.tolerance).cast("bigint"),
+            F.floor(F.lit(rule.amount.relative) * F.abs(col("s_amount"))),
+        )
+        if rule.amount.tolerance == 0 and rule.amount.relative == 0.0:
+            on.append(col("s_amount") == col("l_amount"))
+        else:
+            filters.append(F.abs(col("s_amount") - col("l_amount")) <= allowed)
+        window = rule.window_days
+        if window == 0:
+            on.append(col("s_date") == col("l_date"))
+        elif window is not None:
+            # Dates within `window` days lie in the same bucket of window + 1 days or in
+            # adjacent ones: each statement node joins its bucket and the two beside it, each
+            # ledger node its own, so a pair meets at most once.
+            width = window + 1
+            s = s.withColumn(
+                "s_bucket",
+                F.explode(F.array(*[_bucket(col("s_date"), width) + k for k in (-1, 0, 1)])),
+            )
+            l = l.withColumn("l_bucket", _bucket(col("l_date"), width))  # noqa: E741
+            on.append(col("s_bucket") == col("l_bucket"))
+            filters.append(F.abs(F.datediff(col("s_date"), col("l_date"))) <= window)
+    pairs = s.join(l, on)
+    for condition in [*filters, *similar]:
+        pairs = pairs.filter(condition)
+    zero = F.lit(0.0)
+    return pairs.select(
+        *[col(f"s_{c}") for c in _NODE],
+        *[col(f"l_{c}") for c in _NODE],
+        F.abs(col("s_amount") - col("l_amount")).alias("c_amount"),
+        F.abs(F.datediff(col("s_date"), col("l_date"))).alias("c_days"),
+        (-similarities["reference"] if "reference" in similarities else zero).alias("c_reference"),
+        (-similarities["description"] if "description" in similarities else zero).alias(
+            "c_description"
+        ),
+    )
+
+
+def _bucket(day: Column, width: int) -> Column:
+    # Whole days since the epoch, divided rounding down (dates before 1970 included).
+    return F.floor(F.datediff(day, F.lit("1970-01-01").cast("date")) / F.lit(width))
+
+
+def _greedy(candidates: DataFrame) -> tuple[DataFrame, dict[str, int]]:
+    """The candidates the greedy in increasing cost keeps, by rounds of mutual best ones;
+    with the number of candidates, rounds and kept ones."""
+    stats = {"candidates": 0, "rounds": 0, "kept": 0}
+    order = [F.col(c) for c in COST]
+    by_statement = Window.partitionBy("s_nid").orderBy(*order)
+    by_ledger = Window.partitionBy("l_nid").orderBy(*order)
+    kept: list[DataFrame] = []
+    left = candidates
+    while True:
+        # One job a round (three windows, then a checkpoint): a candidate is kept when it is
+        # the first of both its nodes; a node is taken when its first candidate is kept,
+        # which is what `first` over the node's ordered window reads (for a statement node
+        # its first candidate is kept when it is also its ledger node's first).
+        ledger_first = F.row_number().over(by_ledger) == 1
+        marked = (
+            left.withColumn("l_first", ledger_first)
+            .withColumn("best", (F.row_number().over(by_statement) == 1) & F.col("l_first"))
+            .withColumn("s_taken", F.first("l_first").over(by_statement))
+            .withColumn("l_taken", F.first("best").over(by_ledger))
+            .localCheckpoint()
+        )
+        total, best, remaining = marked.agg(
+            F.count("*"),
+            F.count(F.when(F.col("best"), 1)),
+            F.count(F.when(~F.col("s_taken") & ~F.col("l_taken"), 1)),
+        ).first()
+        if stats["rounds"] == 0:
+            stats["candidates"] = total
+        if not total:
+            break
+        stats["rounds"] += 1
+        stats["kept"] += best
+        helpers = ("l_first", "best", "s_taken", "l_taken")
+        kept.append(marked.filter("best").drop(*helpers))
+        if not remaining:
+            break
+        left = marked.filter(~F.col("s_taken") & ~F.col("l_taken")).drop(*helpers)
+    if not kept:
+        return candidates.limit(0), stats
+    return reduce(DataFrame.unionByName, kept), stats
+
+
+def _without(items: DataFrame, kept: DataFrame, members: str) -> DataFrame:
+    """`items` but the members of the kept candidates' nodes on their side."""
+    used = kept.select(F.explode(members).alias("id"))
+    return items.join(used, "id", "left_anti").localCheckpoint()
+
+
+def _breaks(statement: DataFrame, ledger: DataFrame, frames: MatchFrames) -> DataFrame:
+    """The breaks of the unmatched `statement` and `ledger` items."""
+    no_amount = F.lit(None).cast("bigint")
+    no_ids = F.array().cast("array<array<bigint>>")
+
+    def one_side(items: DataFrame, reason: str, statement_side: bool) -> DataFrame:
+        ids = F.array("id")
+        return items.select(
+            F.lit(reason).alias("reason"),
+            "account",
+            (ids if statement_side else no_ids).alias("statement_ids"),
+            (no_ids if statement_side else ids).alias("ledger_ids"),
+            no_amount.alias("amount_difference"),
+        )
+
+    duplicates = statement.filter(~F.col("first"))
+    statement = statement.filter(F.col("first"))
+    pairs, stats = _greedy(
+        _candidates(None, _sided("s", _singles(statement)), _sided("l", _singles(ledger)))
+    )
+    frames.rules[AMOUNT_MISMATCH] = stats
+    mismatches = pairs.select(
+        F.lit(AMOUNT_MISMATCH).alias("reason"),
+        F.col("s_account").alias("account"),
+        F.col("s_members").alias("statement_ids"),
+        F.col("l_members").alias("ledger_ids"),
+        (F.col("s_amount") - F.col("l_amount")).alias("amount_difference"),
+    )
+    if stats["kept"]:
+        statement = _without(statement, pairs, "s_members")
+        ledger = _without(ledger, pairs, "l_members")
+    return reduce(
+        DataFrame.unionByName,
+        [
+            one_side(duplicates, DUPLICATE, statement_side=True),
+            mismatches,
+            one_side(statement, MISSING_IN_LEDGER, statement_side=True),
+            one_side(ledger, MISSING_IN_STATEMENT, statement_side=False),
+        ],
+    )
