@@ -1,5 +1,5 @@
-"""The `ledger` command: demo, generate, run, audit, verify, report, balance, request, psql and
-db."""
+"""The `ledger` command: demo, generate, run, audit, verify, report, balance, request,
+reconcile, breaks, psql and db."""
 
 from __future__ import annotations
 
@@ -306,6 +306,108 @@ def cmd_balance(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_reconcile(settings: Settings, args: argparse.Namespace) -> int:
+    """Load the statements that have landed and reconcile each source (--dry-run: show what
+    would match, record nothing)."""
+    from ledger_engine.apps import load_ledger
+    from ledger_engine.errors import SourcesError
+    from ledger_engine.reconcile.matching.reference import match
+    from ledger_engine.reconcile.run import reconcile
+    from ledger_engine.reconcile.sources import load_sources
+    from ledger_engine.store.database import ledger_schema, open_store
+
+    ledger = load_ledger(settings.app)
+    path = settings.reconciliation_file(ledger_schema(ledger))
+    if not path.is_file():
+        console.print(f"no sources declared: {path} does not exist", markup=False)
+        return 2
+    try:
+        sources = load_sources(path, ledger.tables)
+    except SourcesError as wrong:
+        console.print(str(wrong), markup=False)
+        return 2
+    engine = open_store(settings, ledger)
+    try:
+        with console.status("reconciling: statements, matching, breaks"):
+            report = reconcile(
+                engine,
+                sources,
+                settings.statements,
+                match,
+                who=f"ledger reconcile ({_who()})",
+                dry_run=args.dry_run,
+            )
+    finally:
+        engine.dispose()
+    _print_reconciliation(report, dry_run=args.dry_run)
+    return 0
+
+
+def _who() -> str:
+    import getpass
+    import socket
+
+    return f"{getpass.getuser()}@{socket.gethostname()}"
+
+
+def _print_reconciliation(report, *, dry_run: bool) -> None:
+    from collections import Counter
+
+    for loaded in report.files:
+        console.print(
+            f"{loaded.source} / {loaded.file_name}: {loaded.outcome}"
+            f" ({loaded.entries} entries, {loaded.rejected} rejected)",
+            markup=False,
+        )
+    table = Table(title="Reconciliation" + (" (dry run: nothing recorded)" if dry_run else ""))
+    for column in ("source", "statement items", "ledger items", "matches", "breaks"):
+        table.add_column(column, justify="right")
+    for part in report.sources:
+        table.add_row(
+            part.source,
+            str(len(part.scope.statement_items)),
+            str(len(part.scope.ledger_items)),
+            str(len(part.outcome.matches)),
+            str(len(part.outcome.breaks)),
+        )
+    console.print(table)
+    for part in report.sources:
+        reasons = Counter(b.reason for b in part.outcome.breaks)
+        listed = ", ".join(f"{reason} {n}" for reason, n in sorted(reasons.items())) or "none"
+        console.print(f"{part.source}: breaks: {listed}", markup=False, soft_wrap=True)
+
+
+def cmd_breaks(settings: Settings, args: argparse.Namespace) -> int:
+    """List the open breaks, oldest first (exit 1 if there are any)."""
+    from ledger_engine.store.database import open_views
+
+    engine = open_views(settings)
+    try:
+        with engine.connect() as conn:
+            found = conn.execute(
+                text(
+                    "SELECT break_id, source, reason, account, statement_amount, ledger_amount,"
+                    " amount_difference, statement_reference, request_id, opened_at"
+                    " FROM open_breaks ORDER BY opened_at, break_id"
+                )
+            ).all()
+    finally:
+        engine.dispose()
+    table = Table(title=f"Open breaks: {len(found)}")
+    for column in ("id", "source", "reason", "account", "statement", "ledger", "difference"):
+        table.add_column(column)
+    table.add_column("reference / request")
+    table.add_column("opened (UTC)")
+    for row in found:
+        table.add_row(
+            *(str(v) if v is not None else "" for v in row[:7]),
+            row.statement_reference or row.request_id or "",
+            _utc(row.opened_at),
+        )
+    console.print(table)
+    return 1 if found else 0
+
+
 def cmd_request(settings: Settings, args: argparse.Namespace) -> int:
     """Print what became of one request id; exit 1 if no committed event carried it."""
     from rich.markup import escape
@@ -494,6 +596,12 @@ def build_parser() -> argparse.ArgumentParser:
     balance.add_argument("key", help="the row's key (an account id, for the bank)")
     balance.add_argument("--table", help="a declared table (default: the first declared)")
     balance.set_defaults(handler=cmd_balance)
+    reconcile = commands.add_parser("reconcile", help=cmd_reconcile.__doc__)
+    reconcile.add_argument(
+        "--dry-run", action="store_true", help="show what would match; record nothing"
+    )
+    reconcile.set_defaults(handler=cmd_reconcile)
+    commands.add_parser("breaks", help=cmd_breaks.__doc__).set_defaults(handler=cmd_breaks)
     request = commands.add_parser("request", help=cmd_request.__doc__)
     request.add_argument("request_id")
     request.set_defaults(handler=cmd_request)

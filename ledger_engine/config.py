@@ -9,6 +9,8 @@
 | `LEDGER_PGDATA` | `$LEDGER_DATA_DIR/pgdata` | embedded PostgreSQL's data folder |
 | `LEDGER_REPORTS` | `$LEDGER_DATA_DIR/reports` | audit reports and Data Docs |
 | `LEDGER_EXPECTATIONS` | `<project>/expectations` | Great Expectations projects, one per ledger |
+| `LEDGER_STATEMENTS` | `$LEDGER_DATA_DIR/statements` | statement files, a folder per source |
+| `LEDGER_RECONCILIATION` | `<expectations>/<schema>/reconciliation.toml` | sources, rules |
 | `LEDGER_SPARK_MASTER` | `local[*]` | Spark master URL (`spark://host:7077` for a cluster) |
 | `LEDGER_SPARK_DRIVER_HOST` | `127.0.0.1` | host name cluster workers reach the Spark driver by |
 | `LEDGER_SPARK_DRIVER_MEMORY` | `4g` | Spark driver JVM heap (local mode: executors too) |
@@ -66,6 +68,16 @@ class Settings:
     expectations: Path = PROJECT_ROOT / "expectations"
     pipeline_schedule: str | None = PIPELINE_SCHEDULE
     replay_schedule: str | None = REPLAY_SCHEDULE
+    # Statements land in `<statements>/<source's folder>/`; sources and rules are read from
+    # `reconciliation`, or else from the ledger's own file beside its expectations.
+    statements: Path = PROJECT_ROOT / "var" / "statements"
+    reconciliation: Path | None = None
+
+    def reconciliation_file(self, schema: str) -> Path:
+        """The sources' declaration of the ledger whose schema is `schema`."""
+        if self.reconciliation is not None:
+            return self.reconciliation
+        return self.expectations / schema / "reconciliation.toml"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -98,6 +110,10 @@ class Settings:
             expectations=Path(env.get("LEDGER_EXPECTATIONS", PROJECT_ROOT / "expectations")),
             pipeline_schedule=schedule_setting(env.get("LEDGER_DAG_SCHEDULE"), PIPELINE_SCHEDULE),
             replay_schedule=schedule_setting(env.get("LEDGER_REPLAY_SCHEDULE"), REPLAY_SCHEDULE),
+            statements=Path(env.get("LEDGER_STATEMENTS", data_dir / "statements")).resolve(),
+            reconciliation=(
+                Path(env["LEDGER_RECONCILIATION"]) if env.get("LEDGER_RECONCILIATION") else None
+            ),
         )
 
     def with_overrides(self, **changes: object) -> Settings:

@@ -1,0 +1,90 @@
+"""`ledger reconcile [--dry-run]` and `ledger breaks`, as a user runs them: the sources and
+rules read from the ledger's reconciliation file, statements from their inbox folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine
+
+from ledger_engine import cli
+from ledger_engine.cli import main
+from ledger_engine.reconcile.sources import Source
+from tests.support.bank import deposit
+from tests.support.database import rows
+from tests.support.events import event_file
+
+DECLARATION = """
+version = 1
+
+[sources."Main bank"]
+format = "csv"
+table = "accounts"
+currency = "EUR"
+precision = 2
+account = "alice"
+[sources."Main bank".csv.columns]
+booking_date = "Date"
+amount = "Amount"
+reference = "Ref"
+
+[[sources."Main bank".rules]]
+name = "same reference"
+reference = { similarity = 1.0 }
+date = { window_days = 1 }
+"""
+
+
+@pytest.fixture
+def user(engine: Engine, database_url: str, commit_files, monkeypatch, tmp_path: Path) -> Path:
+    """A bank ledger with two movements of alice's, a declaration and a landed statement."""
+    events = [
+        deposit("d1", "alice", 10_000, reference="R1", value_date="2026-11-02"),
+        deposit("d2", "alice", 700, reference="R2", value_date="2026-11-03"),
+    ]
+    commit_files(engine, 0, [("b0.jsonl", event_file(events))])
+    (tmp_path / "reconciliation.toml").write_text(DECLARATION, encoding="utf-8")
+    inbox = tmp_path / "statements"
+    monkeypatch.setattr(cli.console, "width", 200)  # a wide terminal: rows on one line each
+    monkeypatch.setenv("LEDGER_DATABASE_URL", database_url)
+    monkeypatch.setenv("LEDGER_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("LEDGER_STATEMENTS", str(inbox))
+    monkeypatch.setenv("LEDGER_RECONCILIATION", str(tmp_path / "reconciliation.toml"))
+    return inbox
+
+
+def land(inbox: Path, raw: bytes) -> None:
+    """Land `raw` in the folder the platform derives from the source's label."""
+    folder = inbox / Source("Main bank", "csv", "accounts", "EUR", 2).folder
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "2026-11-03.csv").write_bytes(raw)
+
+
+def test_reconcile_records_matches_and_breaks_and_breaks_lists_them(
+    user: Path, engine: Engine, capsys
+):
+    land(user, b"Date,Amount,Ref\n2026-11-02,100.00,R1\n2026-11-03,3.00,R9\n")
+
+    assert main(["reconcile", "--dry-run"]) == 0
+    dry = capsys.readouterr().out
+    assert "dry run: nothing recorded" in dry
+    assert rows(engine, "SELECT count(*) FROM ledger_recon_runs") == [(0,)]
+
+    assert main(["reconcile"]) == 0
+    out = capsys.readouterr().out
+    assert "Main bank / 2026-11-03.csv: loaded (2 entries, 0 rejected)" in out
+    assert "missing_in_ledger 1, missing_in_statement 1" in out
+
+    assert main(["breaks"]) == 1
+    listed = capsys.readouterr().out
+    assert "missing_in_ledger" in listed and "R9" in listed
+    assert "missing_in_statement" in listed and "d2" in listed
+
+
+def test_reconcile_names_a_mistake_in_the_declaration(user: Path, tmp_path: Path, capsys):
+    (tmp_path / "reconciliation.toml").write_text(
+        DECLARATION.replace('table = "accounts"', 'table = "acounts"'), encoding="utf-8"
+    )
+    assert main(["reconcile"]) == 2
+    assert "source 'Main bank': the ledger declares no table 'acounts'" in capsys.readouterr().out
