@@ -309,11 +309,14 @@ def cmd_balance(settings: Settings, args: argparse.Namespace) -> int:
 def cmd_reconcile(settings: Settings, args: argparse.Namespace) -> int:
     """Load the statements that have landed and reconcile each source (--dry-run: show what
     would match, record nothing)."""
+    from pyspark.sql import SparkSession
+
     from ledger_engine.apps import load_ledger
     from ledger_engine.errors import SourcesError
-    from ledger_engine.reconcile.matching.reference import match
+    from ledger_engine.reconcile.matching.spark import spark_matcher
     from ledger_engine.reconcile.run import reconcile
     from ledger_engine.reconcile.sources import load_sources
+    from ledger_engine.runtime.spark.session import build_session
     from ledger_engine.store.database import ledger_schema, open_store
 
     ledger = load_ledger(settings.app)
@@ -328,15 +331,28 @@ def cmd_reconcile(settings: Settings, args: argparse.Namespace) -> int:
         return 2
     engine = open_store(settings, ledger)
     try:
-        with console.status("reconciling: statements, matching, breaks"):
-            report = reconcile(
-                engine,
-                sources,
-                settings.statements,
-                match,
-                who=f"ledger reconcile ({_who()})",
-                dry_run=args.dry_run,
+        with console.status("reconciling: statements, matching on Spark, breaks"):
+            # Stop the session afterwards only if this command started it (a caller in the
+            # same process may be using one already, which getOrCreate hands out again).
+            started_here = SparkSession.getActiveSession() is None
+            spark = build_session(
+                settings.spark_master,
+                app_name="ledger-reconcile",
+                driver_host=settings.spark_driver_host,
+                driver_memory=settings.spark_driver_memory,
             )
+            try:
+                report = reconcile(
+                    engine,
+                    sources,
+                    settings.statements,
+                    spark_matcher(spark),
+                    who=f"ledger reconcile ({_who()})",
+                    dry_run=args.dry_run,
+                )
+            finally:
+                if started_here:
+                    spark.stop()
     finally:
         engine.dispose()
     _print_reconciliation(report, dry_run=args.dry_run)

@@ -30,7 +30,7 @@ How each part of the specification is computed:
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import reduce
 
@@ -116,6 +116,20 @@ def match_frames(
     of `ledger_df` by `rules`: the specification's, equal to `reference.match` on the same
     items."""
     return collect_outcome(match_plan(spark, statement_df, ledger_df, rules))
+
+
+def spark_matcher(
+    spark: SparkSession,
+) -> Callable[[Sequence[StatementItem], Sequence[LedgerItem], Sequence[Rule]], Outcome]:
+    """A matcher of item lists (`ledger_engine.reconcile.run.Matcher`) that runs on `spark`."""
+
+    def run(
+        statement: Sequence[StatementItem], ledger: Sequence[LedgerItem], rules: Sequence[Rule]
+    ) -> Outcome:
+        frames = statement_frame(spark, statement), ledger_frame(spark, ledger)
+        return match_frames(spark, *frames, rules)
+
+    return run
 
 
 def collect_outcome(frames: MatchFrames) -> Outcome:
