@@ -259,9 +259,23 @@ def cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
     _print_run(run_report)
     audit_report, page = _audit(settings, ledger=ledger)
     _print_audit(audit_report, page)
+    _demo_reconciliation(settings, ledger)
     console.print(f"demo finished in {time.perf_counter() - started:.1f} s")
     _print_next_steps(ledger)
     return 0 if audit_report.passed else 1
+
+
+def _demo_reconciliation(settings: Settings, ledger) -> None:
+    """Where the ledger declares statement sources: land a day's statement with a few
+    differences, reconcile it, and show the breaks."""
+    try:
+        sources = _sources(settings, ledger)
+    except FileNotFoundError:
+        return  # this ledger reconciles against nothing
+    tag = datetime.now(UTC).strftime("%Y%m%d%H%M%S")
+    report = _reconcile(settings, ledger, sources, dry_run=False, demo_tag=tag)
+    _print_reconciliation(report, dry_run=False)
+    console.print("open breaks: ledger breaks; reconcile new statements: ledger reconcile")
 
 
 def _print_next_steps(ledger) -> None:
@@ -309,31 +323,47 @@ def cmd_balance(settings: Settings, args: argparse.Namespace) -> int:
 def cmd_reconcile(settings: Settings, args: argparse.Namespace) -> int:
     """Load the statements that have landed and reconcile each source (--dry-run: show what
     would match, record nothing)."""
-    from pyspark.sql import SparkSession
-
     from ledger_engine.apps import load_ledger
     from ledger_engine.errors import SourcesError
-    from ledger_engine.reconcile.matching.spark import spark_matcher
-    from ledger_engine.reconcile.run import reconcile
-    from ledger_engine.reconcile.sources import load_sources
-    from ledger_engine.runtime.spark.session import build_session
-    from ledger_engine.store.database import ledger_schema, open_store
 
     ledger = load_ledger(settings.app)
-    path = settings.reconciliation_file(ledger_schema(ledger))
-    if not path.is_file():
-        console.print(f"no sources declared: {path} does not exist", markup=False)
-        return 2
     try:
-        sources = load_sources(path, ledger.tables)
-    except SourcesError as wrong:
+        sources = _sources(settings, ledger)
+    except (SourcesError, FileNotFoundError) as wrong:
         console.print(str(wrong), markup=False)
         return 2
+    report = _reconcile(settings, ledger, sources, dry_run=args.dry_run)
+    _print_reconciliation(report, dry_run=args.dry_run)
+    return 0
+
+
+def _sources(settings: Settings, ledger):
+    """The ledger's declared statement sources (`FileNotFoundError` if it declares none)."""
+    from ledger_engine.reconcile.sources import load_sources
+    from ledger_engine.store.database import ledger_schema
+
+    path = settings.reconciliation_file(ledger_schema(ledger))
+    if not path.is_file():
+        raise FileNotFoundError(f"no sources declared: {path} does not exist")
+    return load_sources(path, ledger.tables)
+
+
+def _reconcile(settings: Settings, ledger, sources, *, dry_run: bool, demo_tag: str | None = None):
+    """Reconcile every source on a Spark session (stopped afterwards only if started here: a
+    caller in the same process may hold one, which getOrCreate hands out again); with
+    `demo_tag`, first land the demo's statement."""
+    from pyspark.sql import SparkSession
+
+    from ledger_engine.reconcile.matching.spark import spark_matcher
+    from ledger_engine.reconcile.run import reconcile
+    from ledger_engine.runtime.spark.session import build_session
+    from ledger_engine.store.database import open_store
+
     engine = open_store(settings, ledger)
     try:
+        if demo_tag is not None:
+            _land_demo_statement(settings, engine, sources, demo_tag)
         with console.status("reconciling: statements, matching on Spark, breaks"):
-            # Stop the session afterwards only if this command started it (a caller in the
-            # same process may be using one already, which getOrCreate hands out again).
             started_here = SparkSession.getActiveSession() is None
             spark = build_session(
                 settings.spark_master,
@@ -342,21 +372,35 @@ def cmd_reconcile(settings: Settings, args: argparse.Namespace) -> int:
                 driver_memory=settings.spark_driver_memory,
             )
             try:
-                report = reconcile(
+                return reconcile(
                     engine,
                     sources,
                     settings.statements,
                     spark_matcher(spark),
-                    who=f"ledger reconcile ({_who()})",
-                    dry_run=args.dry_run,
+                    who=f"ledger ({_who()})",
+                    dry_run=dry_run,
                 )
             finally:
                 if started_here:
                     spark.stop()
     finally:
         engine.dispose()
-    _print_reconciliation(report, dry_run=args.dry_run)
-    return 0
+
+
+def _land_demo_statement(settings: Settings, engine, sources, tag: str) -> None:
+    from ledger_engine.reconcile.demo import land_demo_statement
+
+    landed = land_demo_statement(engine, sources, settings.statements, seed=7, tag=tag)
+    if landed is None:
+        console.print("no statement source to land a demo statement for")
+        return
+    injected = ", ".join(f"{kind} {n}" for kind, n in sorted(landed.injected.items()) if n)
+    console.print(
+        f"landed a statement of {landed.entries} entries for {', '.join(landed.accounts)}"
+        f" ({landed.source}), with differences injected: {injected or 'none'}",
+        markup=False,
+        soft_wrap=True,
+    )
 
 
 def _who() -> str:

@@ -167,8 +167,9 @@ SELECT b.break_id,
        e.reference AS statement_reference,
        e.description AS statement_description,
        c.request_id,
-       COALESCE((c.after #>> '{}')::bigint, 0) - COALESCE((c.before #>> '{}')::bigint, 0)
-           AS ledger_amount
+       CASE WHEN c.batch_id IS NOT NULL THEN
+           COALESCE((c.after #>> '{}')::bigint, 0) - COALESCE((c.before #>> '{}')::bigint, 0)
+       END AS ledger_amount
 FROM ledger_recon_breaks AS b
 LEFT JOIN ledger_statement_entries AS e USING (file_id, position)
 LEFT JOIN ledger_change_log AS c

@@ -101,6 +101,25 @@ def read_scope(
     )
 
 
+def first_rows(engine: Engine, table: str, count: int) -> list[str]:
+    """The first `count` keys of the declared `table`, in key order."""
+    with engine.connect() as conn:
+        cursor = conn.connection.cursor()
+        cursor.execute(statement("reconciliation/first_rows"), (table, count))
+        return [key for (key,) in cursor.fetchall()]
+
+
+def balances_at_batch(engine: Engine, table: str, keys: Sequence[str], batch: int) -> dict:
+    """Each of `keys`' balance in `table` as of `batch` (0 for a row not yet written)."""
+    with engine.connect() as conn:
+        cursor = conn.connection.cursor()
+        cursor.execute(
+            statement("reconciliation/balances_at_batch"),
+            {"table": table, "keys": list(keys), "batch": batch},
+        )
+        return dict(cursor.fetchall())
+
+
 def _last_run(cursor, source: str) -> tuple[int, int]:
     cursor.execute(statement("reconciliation/last_run"), (source,))
     found = cursor.fetchone()

@@ -360,6 +360,24 @@ def test_the_generator_is_deterministic_for_a_seed():
     assert first == again
 
 
+def test_the_generator_gives_movements_their_references_on_request_and_nothing_else():
+    plain = generate_events(2_000, accounts=30, seed=42, bad_fraction=0.05)
+    referenced = generate_events(2_000, accounts=30, seed=42, bad_fraction=0.05, references=True)
+    carrying = [e for e in referenced if isinstance(e.payload, dict) and "reference" in e.payload]
+    assert {e.stream for e in carrying} == {"deposits", "transfers"}
+    assert all(e.payload["reference"] == f"E2E-{e.request_id}" for e in carrying)
+    assert len(carrying) > 1_500
+    without = [
+        Event(e.stream, e.request_id, {k: v for k, v in e.payload.items() if k != "reference"})
+        if isinstance(e.payload, dict)
+        else e
+        for e in referenced
+    ]
+    assert without == plain
+    first, second = run_serial(LEDGER, plain), run_serial(LEDGER, referenced)
+    assert (first.state, len(first.rejections)) == (second.state, len(second.rejections))
+
+
 def test_different_seeds_give_different_events():
     assert generate_events(500, accounts=30, seed=1) != generate_events(500, accounts=30, seed=2)
 

@@ -34,6 +34,13 @@ def test_demo_runs_the_pipeline_and_every_audit_passes(env, tmp_path: Path) -> N
     assert demo.returncode == 0, demo.stdout + demo.stderr
     assert "3000" in demo.stdout and "FAILED" not in demo.stdout
     assert list((tmp_path / "reports").glob("audit-*.html"))
+    # The bank declares a statement source: the demo lands a day's statement with one
+    # difference of each kind and reconciles it, leaving breaks to work.
+    assert "landed a statement of" in demo.stdout
+    assert "Main bank: breaks: amount_mismatch 1, duplicate 1" in demo.stdout
+    breaks = ledger(env, "breaks")
+    assert breaks.returncode == 1, breaks.stdout + breaks.stderr
+    assert "Open breaks: 6" in breaks.stdout
 
     balance = ledger(env, "balance", "acct-000001")
     assert balance.returncode == 0, balance.stderr

@@ -51,6 +51,7 @@ def generate_events(
     seed: int = 0,
     bad_fraction: float = 0.01,
     duplicate_fraction: float = 0.01,
+    references: bool = False,
 ) -> list[Event]:
     """Exactly `count` bank events, deterministic for a given `seed`.
 
@@ -60,7 +61,10 @@ def generate_events(
     request id, so the bank ledger rejects exactly those; `round(duplicate_fraction * count)`
     reuse the request id of one of the 200 events before them (a retry, or in one case of five
     a changed payload). Both kinds are placed at random positions after the opening deposits,
-    so there are fewer (none when `count <= accounts`) if those positions run out.
+    so there are fewer (none when `count <= accounts`) if those positions run out. With
+    `references`, every deposit and transfer carries the payment's external reference
+    (`E2E-<its request id>`), as a bank's clients send it and reconciliation matches by; the
+    events are otherwise the same.
 
     Raises `ValueError` for a negative `count`, `accounts < 1`, or fractions outside [0, 1]
     or summing to more than 1.
@@ -102,13 +106,25 @@ def generate_events(
         else:
             events.append(_normal_event(rng, accounts, fresh_id(position)))
     assert len(events) == count
-    return events
+    return [_with_reference(e) for e in events] if references else events
+
+
+def _with_reference(event: Event) -> Event:
+    """`event` with its external reference, where its stream moves money and it has an id."""
+    if event.stream not in (DEPOSITS, TRANSFERS) or not isinstance(event.payload, dict):
+        return event
+    if not isinstance(event.request_id, str):
+        return event
+    return Event(
+        event.stream, event.request_id, {**event.payload, "reference": f"E2E-{event.request_id}"}
+    )
 
 
 def sample_events(count: int, *, rows: int, seed: int) -> list[Event]:
     """The bank's declared sample (`StreamingLedger.declare_sample_events`): `count` events
-    over `rows` accounts, with the default shares of faulty events and retries."""
-    return generate_events(count, accounts=rows, seed=seed)
+    over `rows` accounts, with the default shares of faulty events and retries, each movement
+    carrying its external reference."""
+    return generate_events(count, accounts=rows, seed=seed, references=True)
 
 
 def _deposit(rng: random.Random, index: int, *, opening: bool = False) -> dict[str, Any]:

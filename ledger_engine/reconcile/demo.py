@@ -1,0 +1,62 @@
+"""A day's statement for the demo: what the bank would report for a few of the ledger's
+accounts, written from the ledger's own committed movements with one difference of each kind
+injected (`generator`), landed in the source's inbox folder as a camt.053 file."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import Engine
+
+from ledger_engine.reconcile.generator import DifferencePlan, statement_with_differences
+from ledger_engine.reconcile.run import ledger_rows_of
+from ledger_engine.reconcile.sources import Sources
+from ledger_engine.store.reconciliation import balances_at_batch, first_rows, read_scope
+
+DEMO_ACCOUNTS = 5
+
+
+@dataclass(frozen=True)
+class LandedStatement:
+    """The statement the demo landed: where, for which accounts, with what injected."""
+
+    path: Path
+    source: str
+    accounts: tuple[str, ...]
+    entries: int
+    injected: dict[str, int]
+
+
+def land_demo_statement(
+    engine: Engine, sources: Sources, inbox: Path, *, seed: int, tag: str
+) -> LandedStatement | None:
+    """Land a statement for the first camt.053 source (`None` if there is none, or its
+    accounts have no movement to report)."""
+    source = next((s for s in sources.sources.values() if s.format == "camt053"), None)
+    if source is None:
+        return None
+    accounts = ledger_rows_of(source) or first_rows(engine, source.table, DEMO_ACCOUNTS)
+    scope = read_scope(engine, source.name, source.table, accounts)
+    if not scope.ledger_items:
+        return None
+    generated = statement_with_differences(
+        scope.ledger_items,
+        seed=seed,
+        account_ids={account: account for account in accounts},
+        differences=DifferencePlan(),
+        opening_balances=balances_at_batch(engine, source.table, accounts, scope.after_batch),
+        currency=source.currency,
+        precision=source.precision,
+        message_id=f"LEDGER-DEMO-{tag}",
+    )
+    folder = inbox / source.folder
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"demo-{tag}.xml"
+    hidden = folder / f".{path.name}.tmp"  # landed whole: the loader passes hidden files over
+    hidden.write_bytes(generated.document)
+    os.replace(hidden, path)
+    return LandedStatement(
+        path, source.name, tuple(accounts), len(generated.entries), dict(generated.injected)
+    )
