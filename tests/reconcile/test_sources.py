@@ -207,3 +207,15 @@ def test_a_mistake_in_a_rule_is_refused_naming_the_rule(rule, message):
 def test_two_rules_of_a_source_may_not_share_a_name():
     with pytest.raises(SourcesError, match=r"two rules share a name"):
         parse_sources(_csv_source(rules=[{"name": "r"}, {"name": "r"}]))
+
+
+def test_the_banks_declared_rules_are_those_its_demo_statements_are_generated_for():
+    from ledger_engine.apps.bank.ledger import build_ledger
+    from ledger_engine.config import PROJECT_ROOT
+    from ledger_engine.reconcile.generator import default_rules
+
+    ledger = build_ledger()
+    path = PROJECT_ROOT / "expectations" / "bank" / "reconciliation.toml"
+    (source,) = load_sources(path, ledger.tables).sources.values()
+    assert (source.name, source.format, source.table) == ("Main bank", "camt053", "accounts")
+    assert source.rules == default_rules()
