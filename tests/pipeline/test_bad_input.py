@@ -156,7 +156,8 @@ def test_a_missing_declared_field_is_named():
     assert bank_rejection(event) == (
         "invalid_event",
         "payload lacks field 'asset_amount' (fields it takes: amount, asset_amount, "
-        "min_balance, source_account_id, source_asset_id, target_account_id, target_asset_id)",
+        "description, min_balance, reference, source_account_id, source_asset_id, "
+        "target_account_id, target_asset_id, value_date)",
     )
 
 
