@@ -4,13 +4,13 @@ injected (`generator`), landed in the source's inbox folder as a camt.053 file."
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy import Engine
 
 from ledger_engine.reconcile.generator import DifferencePlan, statement_with_differences
+from ledger_engine.reconcile.inbox import land_statement
 from ledger_engine.reconcile.run import ledger_rows_of
 from ledger_engine.reconcile.sources import Sources
 from ledger_engine.store.reconciliation import balances_at_batch, first_rows, read_scope
@@ -51,12 +51,7 @@ def land_demo_statement(
         precision=source.precision,
         message_id=f"LEDGER-DEMO-{tag}",
     )
-    folder = inbox / source.folder
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"demo-{tag}.xml"
-    hidden = folder / f".{path.name}.tmp"  # landed whole: the loader passes hidden files over
-    hidden.write_bytes(generated.document)
-    os.replace(hidden, path)
+    path = land_statement(inbox, source, f"demo-{tag}.xml", generated.document)
     return LandedStatement(
         path, source.name, tuple(accounts), len(generated.entries), dict(generated.injected)
     )

@@ -11,6 +11,7 @@ with the same name, size and modification time is passed over without being read
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -44,6 +45,18 @@ def load_statements(
             if on_file is not None:
                 on_file(outcome)
     return outcomes
+
+
+def land_statement(inbox: Path, source: Source, name: str, raw: bytes) -> Path:
+    """Land the statement file `raw` as `name` in `source`'s inbox folder, whole: written under
+    a hidden name and renamed into place, so a loader never reads half of it."""
+    folder = inbox / source.folder
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    hidden = folder / f".{name}.tmp"
+    hidden.write_bytes(raw)
+    os.replace(hidden, path)
+    return path
 
 
 def _new_files(engine: Engine, source: Source, folder: Path) -> Iterator[LandedFile]:

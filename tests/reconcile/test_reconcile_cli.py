@@ -10,6 +10,7 @@ from sqlalchemy import Engine
 
 from ledger_engine import cli
 from ledger_engine.cli import main
+from ledger_engine.reconcile.inbox import land_statement
 from ledger_engine.reconcile.sources import Source
 from tests.support.bank import deposit
 from tests.support.database import rows
@@ -56,9 +57,7 @@ def user(engine: Engine, database_url: str, commit_files, monkeypatch, tmp_path:
 
 def land(inbox: Path, raw: bytes) -> None:
     """Land `raw` in the folder the platform derives from the source's label."""
-    folder = inbox / Source("Main bank", "csv", "accounts", "EUR", 2).folder
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "2026-11-03.csv").write_bytes(raw)
+    land_statement(inbox, Source("Main bank", "csv", "accounts", "EUR", 2), "2026-11-03.csv", raw)
 
 
 def test_reconcile_records_matches_and_breaks_and_breaks_lists_them(

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
+from ledger_engine.reconcile.inbox import land_statement
 from ledger_engine.reconcile.matching import (
     AMOUNT_MISMATCH,
     MISSING_IN_LEDGER,
@@ -44,12 +45,6 @@ MOVEMENTS = [
 STATEMENT = b"Date,Amount,Ref\n2026-11-02,100.00,R1\n2026-11-03,50.10,R2\n2026-11-04,12.00,R9\n"
 
 
-def land(inbox: Path, name: str, raw: bytes) -> None:
-    folder = inbox / BANK.folder
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / name).write_bytes(raw)
-
-
 def run(engine: Engine, inbox: Path, **options):
     return reconcile(engine, SOURCES, inbox, match, who="pytest", **options)
 
@@ -69,7 +64,7 @@ def committed(engine: Engine, commit_files) -> Engine:
 
 
 def test_each_item_ends_matched_or_as_a_break_with_its_reason(committed: Engine, tmp_path):
-    land(tmp_path, "2026-11-04.csv", STATEMENT)
+    land_statement(tmp_path, BANK, "2026-11-04.csv", STATEMENT)
 
     report = run(committed, tmp_path)
 
@@ -92,7 +87,7 @@ def test_each_item_ends_matched_or_as_a_break_with_its_reason(committed: Engine,
 
 
 def test_a_rerun_with_nothing_new_decides_the_same_and_changes_nothing(committed: Engine, tmp_path):
-    land(tmp_path, "2026-11-04.csv", STATEMENT)
+    land_statement(tmp_path, BANK, "2026-11-04.csv", STATEMENT)
     run(committed, tmp_path)
     before = open_breaks(committed), rows(committed, "SELECT break_id FROM ledger_recon_breaks")
 
@@ -107,9 +102,9 @@ def test_a_rerun_with_nothing_new_decides_the_same_and_changes_nothing(committed
 
 
 def test_a_later_statement_closes_the_break_it_explains(committed: Engine, tmp_path):
-    land(tmp_path, "2026-11-04.csv", STATEMENT)
+    land_statement(tmp_path, BANK, "2026-11-04.csv", STATEMENT)
     run(committed, tmp_path)
-    land(tmp_path, "2026-11-05.csv", b"Date,Amount,Ref\n2026-11-04,7.00,R3\n")
+    land_statement(tmp_path, BANK, "2026-11-05.csv", b"Date,Amount,Ref\n2026-11-04,7.00,R3\n")
 
     (part,) = run(committed, tmp_path).sources
 
@@ -124,9 +119,9 @@ def test_a_later_statement_closes_the_break_it_explains(committed: Engine, tmp_p
 
 
 def test_a_dry_run_shows_the_decisions_and_writes_nothing(committed: Engine, tmp_path):
-    land(tmp_path, "2026-11-04.csv", STATEMENT)
+    land_statement(tmp_path, BANK, "2026-11-04.csv", STATEMENT)
     run(committed, tmp_path)  # loads the statement and decides once
-    land(tmp_path, "2026-11-05.csv", b"Date,Amount,Ref\n2026-11-04,7.00,R3\n")
+    land_statement(tmp_path, BANK, "2026-11-05.csv", b"Date,Amount,Ref\n2026-11-04,7.00,R3\n")
     tables = ("ledger_recon_runs", "ledger_recon_breaks", "ledger_statement_files")
     counts = {t: rows(committed, f"SELECT count(*) FROM {t}") for t in tables}
 
@@ -140,7 +135,7 @@ def test_a_dry_run_shows_the_decisions_and_writes_nothing(committed: Engine, tmp
 def test_a_run_that_dies_before_its_commit_leaves_nothing_and_its_rerun_decides_the_same(
     committed: Engine, tmp_path, monkeypatch
 ):
-    land(tmp_path, "2026-11-04.csv", STATEMENT)
+    land_statement(tmp_path, BANK, "2026-11-04.csv", STATEMENT)
 
     def die(cursor, scope) -> None:
         raise KeyboardInterrupt

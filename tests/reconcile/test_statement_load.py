@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import os
 import shutil
-from pathlib import Path
 
 import pytest
 from sqlalchemy import Engine
 
 from ledger_engine.reconcile.entries import BAD_AMOUNT, MALFORMED_FILE
 from ledger_engine.reconcile.formats import parse_statement
-from ledger_engine.reconcile.inbox import load_statements
+from ledger_engine.reconcile.inbox import land_statement, load_statements
 from ledger_engine.reconcile.sources import CsvLayout, Source, Sources
 from ledger_engine.store.statements import DUPLICATE, LOADED, SEEN
 from tests.support.database import rows as database_rows
@@ -40,17 +39,9 @@ def rows(engine: Engine, query: str) -> list[tuple]:
     ]
 
 
-def land(inbox: Path, name: str, raw: bytes) -> Path:
-    folder = inbox / BANK.folder
-    folder.mkdir(parents=True, exist_ok=True)
-    hidden = folder / f".{name}.tmp"
-    hidden.write_bytes(raw)
-    return hidden.rename(folder / name)
-
-
 def test_each_entry_is_kept_loaded_or_rejected_with_its_raw_bytes(engine: Engine, tmp_path):
-    land(tmp_path, "2026-11.csv", NOVEMBER)
-    land(tmp_path, ".still-being-written.csv.tmp", b"Date,Amount")
+    land_statement(tmp_path, BANK, "2026-11.csv", NOVEMBER)
+    (tmp_path / BANK.folder / ".still-being-written.csv.tmp").write_bytes(b"Date,Amount")
 
     (outcome,) = load_statements(engine, SOURCES, tmp_path)
 
@@ -77,7 +68,7 @@ def test_each_entry_is_kept_loaded_or_rejected_with_its_raw_bytes(engine: Engine
 
 
 def test_a_file_seen_before_is_not_read_again_and_changes_nothing(engine: Engine, tmp_path):
-    path = land(tmp_path, "2026-11.csv", NOVEMBER)
+    path = land_statement(tmp_path, BANK, "2026-11.csv", NOVEMBER)
     load_statements(engine, SOURCES, tmp_path)
 
     assert load_statements(engine, SOURCES, tmp_path) == []
@@ -89,7 +80,7 @@ def test_a_file_seen_before_is_not_read_again_and_changes_nothing(engine: Engine
 
 
 def test_the_same_content_landed_under_another_name_is_a_duplicate(engine: Engine, tmp_path):
-    land(tmp_path, "2026-11.csv", NOVEMBER)
+    land_statement(tmp_path, BANK, "2026-11.csv", NOVEMBER)
     (first,) = load_statements(engine, SOURCES, tmp_path)
     shutil.copy(tmp_path / BANK.folder / "2026-11.csv", tmp_path / BANK.folder / "copy.csv")
 
@@ -103,7 +94,7 @@ def test_the_same_content_landed_under_another_name_is_a_duplicate(engine: Engin
 
 
 def test_a_file_that_cannot_be_read_is_kept_whole_as_one_rejection(engine: Engine, tmp_path):
-    land(tmp_path, "broken.csv", b"Datum;Betrag\n02.11.2026;5\n")
+    land_statement(tmp_path, BANK, "broken.csv", b"Datum;Betrag\n02.11.2026;5\n")
     (outcome,) = load_statements(engine, SOURCES, tmp_path)
     assert (outcome.entries, outcome.rejected) == (0, 1)
     assert rows(engine, "SELECT position, reason, raw_input FROM ledger_statement_rejections") == [
@@ -112,8 +103,8 @@ def test_a_file_that_cannot_be_read_is_kept_whole_as_one_rejection(engine: Engin
 
 
 def test_a_run_that_stops_half_way_is_completed_by_the_next_exactly_once(engine: Engine, tmp_path):
-    land(tmp_path, "2026-11.csv", NOVEMBER)
-    land(tmp_path, "2026-12.csv", DECEMBER)
+    land_statement(tmp_path, BANK, "2026-11.csv", NOVEMBER)
+    land_statement(tmp_path, BANK, "2026-12.csv", DECEMBER)
 
     def stop(outcome) -> None:
         raise KeyboardInterrupt  # the process dies after the first file's commit
