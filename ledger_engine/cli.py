@@ -272,8 +272,8 @@ def _demo_reconciliation(settings: Settings, ledger) -> None:
         sources = _sources(settings, ledger)
     except FileNotFoundError:
         return  # this ledger reconciles against nothing
-    tag = datetime.now(UTC).strftime("%Y%m%d%H%M%S")
-    report = _reconcile(settings, ledger, sources, dry_run=False, demo_tag=tag)
+    _land_demo_statement(settings, ledger, sources, datetime.now(UTC).strftime("%Y%m%d%H%M%S"))
+    report = _reconcile(settings, ledger, sources, dry_run=False)
     _print_reconciliation(report, dry_run=False)
     console.print("open breaks: ledger breaks; reconcile new statements: ledger reconcile")
 
@@ -348,10 +348,9 @@ def _sources(settings: Settings, ledger):
     return load_sources(path, ledger.tables)
 
 
-def _reconcile(settings: Settings, ledger, sources, *, dry_run: bool, demo_tag: str | None = None):
+def _reconcile(settings: Settings, ledger, sources, *, dry_run: bool):
     """Reconcile every source on a Spark session (stopped afterwards only if started here: a
-    caller in the same process may hold one, which getOrCreate hands out again); with
-    `demo_tag`, first land the demo's statement."""
+    caller in the same process may hold one, which getOrCreate hands out again)."""
     from pyspark.sql import SparkSession
 
     from ledger_engine.reconcile.matching.spark import spark_matcher
@@ -361,8 +360,6 @@ def _reconcile(settings: Settings, ledger, sources, *, dry_run: bool, demo_tag: 
 
     engine = open_store(settings, ledger)
     try:
-        if demo_tag is not None:
-            _land_demo_statement(settings, engine, sources, demo_tag)
         with console.status("reconciling: statements, matching on Spark, breaks"):
             started_here = SparkSession.getActiveSession() is None
             spark = build_session(
@@ -387,10 +384,15 @@ def _reconcile(settings: Settings, ledger, sources, *, dry_run: bool, demo_tag: 
         engine.dispose()
 
 
-def _land_demo_statement(settings: Settings, engine, sources, tag: str) -> None:
+def _land_demo_statement(settings: Settings, ledger, sources, tag: str) -> None:
     from ledger_engine.reconcile.demo import land_demo_statement
+    from ledger_engine.store.database import open_store
 
-    landed = land_demo_statement(engine, sources, settings.statements, seed=7, tag=tag)
+    engine = open_store(settings, ledger)
+    try:
+        landed = land_demo_statement(engine, sources, settings.statements, seed=7, tag=tag)
+    finally:
+        engine.dispose()
     if landed is None:
         console.print("no statement source to land a demo statement for")
         return
@@ -440,17 +442,11 @@ def _print_reconciliation(report, *, dry_run: bool) -> None:
 def cmd_breaks(settings: Settings, args: argparse.Namespace) -> int:
     """List the open breaks, oldest first (exit 1 if there are any)."""
     from ledger_engine.store.database import open_views
+    from ledger_engine.store.reconciliation import list_open_breaks
 
     engine = open_views(settings)
     try:
-        with engine.connect() as conn:
-            found = conn.execute(
-                text(
-                    "SELECT break_id, source, reason, account, statement_amount, ledger_amount,"
-                    " amount_difference, statement_reference, request_id, opened_at"
-                    " FROM open_breaks ORDER BY opened_at, break_id"
-                )
-            ).all()
+        found = list_open_breaks(engine)
     finally:
         engine.dispose()
     table = Table(title=f"Open breaks: {len(found)}")

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from psycopg2.extras import execute_values
+from psycopg2.extras import NamedTupleCursor, execute_values
 from sqlalchemy import Engine
 
 from ledger_engine.reconcile.matching import Break, LedgerItem, Outcome, StatementItem
@@ -99,6 +99,16 @@ def read_scope(
         statement_items,
         ledger_items,
     )
+
+
+def list_open_breaks(engine: Engine) -> list[tuple]:
+    """The open breaks, oldest first, from the readers' view `open_breaks` (named tuples:
+    break_id, source, reason, account, statement_amount, ledger_amount, amount_difference,
+    statement_reference, request_id, opened_at)."""
+    with engine.connect() as conn:
+        cursor = conn.connection.cursor(cursor_factory=NamedTupleCursor)
+        cursor.execute(statement("reconciliation/list_open_breaks"))
+        return cursor.fetchall()
 
 
 def first_rows(engine: Engine, table: str, count: int) -> list[str]:
