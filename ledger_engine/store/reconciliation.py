@@ -152,6 +152,7 @@ def record_run(
         cursor.execute(statement("reconciliation/lock"), (RECONCILE_LOCK, scope.source))
         if _last_run(cursor, scope.source) != (scope.after_batch, scope.after_file):
             raise ScopeMoved(f"another run of source {scope.source!r} recorded meanwhile")
+        plan = _plan_breaks(cursor, scope.source, outcome)
         cursor.execute(
             statement("reconciliation/insert_run"),
             (
@@ -162,17 +163,17 @@ def record_run(
                 len(scope.statement_items),
                 len(scope.ledger_items),
                 len(outcome.matches),
-                0,
-                0,
+                len(plan.opening),
+                len(plan.closing),
                 who,
                 started_at,
             ),
         )
         run_id = cursor.fetchone()[0]
         match_of = _insert_matches(cursor, scope.source, run_id, outcome, who)
-        opened, closed = _settle_breaks(cursor, scope.source, run_id, outcome, match_of, who)
+        _apply_breaks(cursor, scope.source, run_id, plan, match_of, who)
         _check_settled(cursor, scope)
-    return RunRecord(run_id, len(outcome.matches), opened, closed)
+    return RunRecord(run_id, len(outcome.matches), len(plan.opening), len(plan.closing))
 
 
 def _insert_matches(cursor, source: str, run_id: int, outcome: Outcome, who: str) -> dict:
@@ -217,31 +218,43 @@ def _break_items(item: Break) -> tuple[tuple[int, ...] | None, tuple[int, ...] |
     return entry, change
 
 
-def _settle_breaks(
-    cursor, source: str, run_id: int, outcome: Outcome, match_of: dict, who: str
-) -> tuple[int, int]:
-    """Resolve, keep, supersede and open breaks; (opened, closed)."""
+BreakKey = tuple[str, tuple[int, ...] | None, tuple[int, ...] | None]  # reason, entry, change
+
+
+@dataclass(frozen=True)
+class _BreakPlan:
+    """What a run does to the source's breaks: the open ones that no longer hold (by key, their
+    id) are closed, the new ones opened; every other open break still holds, and ages."""
+
+    closing: dict[BreakKey, int]
+    opening: dict[BreakKey, Break]
+
+
+def _plan_breaks(cursor, source: str, outcome: Outcome) -> _BreakPlan:
     cursor.execute(statement("reconciliation/open_breaks"), (source,))
     open_now = {
         (reason, None if f is None else (f, p), None if b is None else (b, cp, cs)): break_id
         for break_id, reason, f, p, b, cp, cs in cursor.fetchall()
     }
     decided = {(b.reason, *_break_items(b)): b for b in outcome.breaks}
-    closed = 0
-    for (reason, entry, change), break_id in open_now.items():
-        if (reason, entry, change) in decided:
-            continue  # it still holds: it stays open, and ages
+    return _BreakPlan(
+        closing={key: i for key, i in open_now.items() if key not in decided},
+        opening={key: b for key, b in decided.items() if key not in open_now},
+    )
+
+
+def _apply_breaks(
+    cursor, source: str, run_id: int, plan: _BreakPlan, match_of: dict, who: str
+) -> None:
+    """Resolve the breaks that no longer hold (matched, or superseded by a break of another
+    reason) and open the new ones, each change in the break's history."""
+    for (_, entry, change), break_id in plan.closing.items():
         matched = match_of.get(("statement", entry)) or match_of.get(("ledger", change))
         resolution = "matched" if matched is not None else "superseded"
         cursor.execute(statement("reconciliation/resolve_break"), (resolution, break_id))
         assert cursor.rowcount == 1, f"break {break_id} was open"
         _history(cursor, break_id, resolution, who, run_id, matched)
-        closed += 1
-    opened = 0
-    for key, item in decided.items():
-        if key in open_now:
-            continue
-        entry, change = key[1], key[2]
+    for (_, entry, change), item in plan.opening.items():
         cursor.execute(
             statement("reconciliation/insert_break"),
             (
@@ -255,8 +268,6 @@ def _settle_breaks(
             ),
         )
         _history(cursor, cursor.fetchone()[0], "opened", who, run_id, None)
-        opened += 1
-    return opened, closed
 
 
 def _history(

@@ -110,6 +110,9 @@ def test_a_later_statement_closes_the_break_it_explains(committed: Engine, tmp_p
 
     assert [m.ledger_ids for m in part.outcome.matches] == [((0, 2, 0),)]
     assert part.record is not None and part.record.breaks_closed == 1
+    assert rows(
+        committed, "SELECT breaks_opened, breaks_closed FROM ledger_recon_runs ORDER BY run_id"
+    ) == [(3, 0), (0, 1)]
     assert [reason for reason, *_ in open_breaks(committed)] == [AMOUNT_MISMATCH, MISSING_IN_LEDGER]
     assert rows(
         committed,
