@@ -338,50 +338,18 @@ def cmd_reconcile(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _sources(settings: Settings, ledger):
-    """The ledger's declared statement sources (`FileNotFoundError` if it declares none)."""
-    from ledger_engine.reconcile.sources import load_sources
-    from ledger_engine.store.database import ledger_schema
+    from ledger_engine.reconcile.job import declared_sources
 
-    path = settings.reconciliation_file(ledger_schema(ledger))
-    if not path.is_file():
-        raise FileNotFoundError(f"no sources declared: {path} does not exist")
-    return load_sources(path, ledger.tables)
+    return declared_sources(settings, ledger)
 
 
 def _reconcile(settings: Settings, ledger, sources, *, dry_run: bool):
-    """Reconcile every source on a Spark session (stopped afterwards only if started here: a
-    caller in the same process may hold one, which getOrCreate hands out again)."""
-    from pyspark.sql import SparkSession
+    from ledger_engine.reconcile.job import run_reconciliation
 
-    from ledger_engine.reconcile.matching.spark import spark_matcher
-    from ledger_engine.reconcile.run import reconcile
-    from ledger_engine.runtime.spark.session import build_session
-    from ledger_engine.store.database import open_store
-
-    engine = open_store(settings, ledger)
-    try:
-        with console.status("reconciling: statements, matching on Spark, breaks"):
-            started_here = SparkSession.getActiveSession() is None
-            spark = build_session(
-                settings.spark_master,
-                app_name="ledger-reconcile",
-                driver_host=settings.spark_driver_host,
-                driver_memory=settings.spark_driver_memory,
-            )
-            try:
-                return reconcile(
-                    engine,
-                    sources,
-                    settings.statements,
-                    spark_matcher(spark),
-                    who=f"ledger ({_who()})",
-                    dry_run=dry_run,
-                )
-            finally:
-                if started_here:
-                    spark.stop()
-    finally:
-        engine.dispose()
+    with console.status("reconciling: statements, matching on Spark, breaks"):
+        return run_reconciliation(
+            settings, ledger, sources, who=f"ledger ({_who()})", dry_run=dry_run
+        )
 
 
 def _land_demo_statement(settings: Settings, ledger, sources, tag: str) -> None:

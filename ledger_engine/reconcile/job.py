@@ -1,0 +1,64 @@
+"""The reconciliation job: a ledger's declared sources reconciled on Spark, as `ledger
+reconcile`, `ledger demo` and the `ledger_reconcile` DAG run it.
+
+`declared_sources` reads the ledger's sources and rules; `run_reconciliation` opens the store
+and a Spark session, runs `run.reconcile` with the Spark matcher, and closes what it opened.
+"""
+
+from __future__ import annotations
+
+from ledger_engine.config import Settings
+from ledger_engine.core.declarations import StreamingLedger
+from ledger_engine.reconcile.run import ReconcileReport, reconcile
+from ledger_engine.reconcile.sources import Sources, load_sources
+from ledger_engine.store.database import ledger_schema, open_store
+
+
+def declared_sources(settings: Settings, ledger: StreamingLedger) -> Sources:
+    """The ledger's declared statement sources; `FileNotFoundError` if it declares none,
+    `SourcesError` if its declaration is wrong."""
+    path = settings.reconciliation_file(ledger_schema(ledger))
+    if not path.is_file():
+        raise FileNotFoundError(f"no sources declared: {path} does not exist")
+    return load_sources(path, ledger.tables)
+
+
+def run_reconciliation(
+    settings: Settings,
+    ledger: StreamingLedger,
+    sources: Sources,
+    *,
+    who: str,
+    dry_run: bool = False,
+) -> ReconcileReport:
+    """Reconcile every source of `ledger` on a Spark session (stopped afterwards only if
+    started here: a caller in the same process may hold one, which getOrCreate hands out
+    again)."""
+    from pyspark.sql import SparkSession
+
+    from ledger_engine.reconcile.matching.spark import spark_matcher
+    from ledger_engine.runtime.spark.session import build_session
+
+    engine = open_store(settings, ledger)
+    try:
+        started_here = SparkSession.getActiveSession() is None
+        spark = build_session(
+            settings.spark_master,
+            app_name="ledger-reconcile",
+            driver_host=settings.spark_driver_host,
+            driver_memory=settings.spark_driver_memory,
+        )
+        try:
+            return reconcile(
+                engine,
+                sources,
+                settings.statements,
+                spark_matcher(spark),
+                who=who,
+                dry_run=dry_run,
+            )
+        finally:
+            if started_here:
+                spark.stop()
+    finally:
+        engine.dispose()

@@ -1,0 +1,43 @@
+-- Working breaks to closure (ledger_engine.reconcile.resolve, ledger_engine.store.reconciliation)
+-- and what the audit needs to check a run's matches against its rules.
+
+-- A match is made by a rule in a run, by hand (`ledger breaks match`: no run, no rule), or by
+-- a run settling a write-off: the break's items with the adjusting event's ledger change,
+-- which the run found committed (a run, no rule).
+ALTER TABLE ledger_recon_matches
+    ADD COLUMN kind text NOT NULL DEFAULT 'rule' CHECK (kind IN ('rule', 'manual', 'write_off'));
+ALTER TABLE ledger_recon_matches DROP CONSTRAINT ledger_recon_matches_check;
+ALTER TABLE ledger_recon_matches
+    ADD CONSTRAINT ledger_recon_matches_rule CHECK ((kind = 'rule') = (rule IS NOT NULL)),
+    ADD CONSTRAINT ledger_recon_matches_run CHECK ((kind = 'manual') = (run_id IS NULL)),
+    ADD CONSTRAINT ledger_recon_matches_note CHECK (kind = 'rule' OR note IS NOT NULL);
+
+-- A write-off first posts its adjusting event through the ledger (`write_off_posted`, with the
+-- event's request id); the break stays open until a run finds that event's change committed
+-- and settles it (`written_off`). An adjusting event the ledger rejected settles nothing: the
+-- break stays open, and may be written off again (a new request id).
+ALTER TABLE ledger_recon_break_history DROP CONSTRAINT ledger_recon_break_history_action_check;
+ALTER TABLE ledger_recon_break_history ADD CONSTRAINT ledger_recon_break_history_action_check
+    CHECK (action IN ('opened', 'matched', 'manual_match', 'write_off_posted', 'written_off',
+                      'superseded'));
+ALTER TABLE ledger_recon_break_history
+    ADD CONSTRAINT ledger_recon_break_history_posted
+        CHECK (action <> 'write_off_posted' OR (request_id IS NOT NULL AND note IS NOT NULL));
+CREATE INDEX ledger_recon_break_history_request ON ledger_recon_break_history (request_id)
+    WHERE request_id IS NOT NULL;
+
+-- The rules a run matched by, as they were declared then (the run's sources_digest names the
+-- file): what lets the audit check each rule match against its own tolerances.
+CREATE TABLE ledger_recon_run_rules (
+    run_id           bigint NOT NULL REFERENCES ledger_recon_runs,
+    priority         integer NOT NULL CHECK (priority >= 0),
+    rule             text NOT NULL,
+    strategy         text NOT NULL CHECK (strategy IN ('one_to_one', 'one_to_many',
+                                                       'many_to_one')),
+    amount_tolerance bigint NOT NULL CHECK (amount_tolerance >= 0),
+    amount_relative  double precision NOT NULL CHECK (amount_relative BETWEEN 0 AND 1),
+    window_days      integer CHECK (window_days BETWEEN 0 AND 366),
+    PRIMARY KEY (run_id, rule),
+    UNIQUE (run_id, priority)
+);
+REVOKE UPDATE, DELETE ON ledger_recon_run_rules FROM ledger_writer;
