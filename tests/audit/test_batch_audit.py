@@ -208,7 +208,7 @@ IN_SCOPE = {
             "batch counts in scope equal the rows they describe": (
                 "batch 1: changes recorded 6, found 5",
             ),
-            "accounts total equals applied deposits, in scope": (
+            "accounts total equals applied deposits and adjustments, in scope": (
                 "batch_id=1",
                 "difference=-5",
             ),

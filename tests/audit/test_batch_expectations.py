@@ -32,7 +32,7 @@ from tests.audit.test_expectations import (
 LEDGER = build_ledger()
 FOLD = "accounts keys written in scope hold their last change"
 CHAIN_ACCOUNTS = "accounts change log in scope continues its chain"
-MONEY_ACCOUNTS = "accounts total equals applied deposits, in scope"
+MONEY_ACCOUNTS = "accounts total equals applied deposits and adjustments, in scope"
 ACCOUNTED = "every event in scope is accounted for exactly once"
 UNIQUE = "request ids in scope are unique among executed events"
 COUNTS = "batch counts in scope equal the rows they describe"

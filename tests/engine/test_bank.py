@@ -9,7 +9,7 @@ import pytest
 from ledger_engine import Event, Result, RunResult, run_serial
 from ledger_engine.apps.bank.generator import generate_events
 from ledger_engine.apps.bank.ledger import build_ledger
-from tests.support.bank import deposit, fee_transfer, lookup, transfer
+from tests.support.bank import adjustment, deposit, fee_transfer, lookup, transfer
 
 LEDGER = build_ledger()
 EMPTY = {"accounts": {}, "asset_ledger": {}}
@@ -199,6 +199,44 @@ def test_a_balance_lookup_writes_nothing():
     result = run_serial(LEDGER, [lookup("l1", A), lookup("l2", "acct-nobody")], funded(123, 1))
     assert result.changes == []
     assert result.state == funded(123, 1)
+
+
+# -- adjustments (what a write-off of a reconciliation break posts) ----------------------------
+
+
+def test_an_adjustment_changes_the_balance_by_its_signed_amount():
+    events = [
+        deposit("d1", A, 500),
+        adjustment("w1", A, -120, reference="write-off 7"),
+        adjustment("w2", B, 30),
+    ]
+    result = run_serial(LEDGER, events, EMPTY)
+    assert result.state["accounts"] == {A: 380, B: 30}
+    assert [r.payload for r in result.results] == [
+        {"status": "SUCCESS", "account_id": A, "balance": 380},
+        {"status": "SUCCESS", "account_id": B, "balance": 30},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("amount", "reason"),
+    [
+        (-501, "below 0"),
+        (0, "non-zero integer"),
+        (1.5, "non-zero integer"),
+        ("10", "non-zero integer"),
+    ],
+)
+def test_an_adjustment_that_would_go_below_zero_or_is_no_integer_is_aborted(amount, reason):
+    result = run_serial(LEDGER, [deposit("d1", A, 500), adjustment("w1", A, amount)], EMPTY)
+    assert result.state["accounts"] == {A: 500}
+    [rejection] = result.rejections
+    assert rejection.reason == "aborted" and reason in rejection.detail
+
+
+def test_an_adjustment_beyond_int64_is_an_overflow():
+    result = run_serial(LEDGER, [adjustment("w1", A, 2**63)], EMPTY)
+    assert [r.reason for r in result.rejections] == ["overflow"]
 
 
 # -- amounts ---------------------------------------------------------------------------------

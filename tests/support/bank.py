@@ -107,6 +107,12 @@ def fee_transfer(
     return Event("fee_transfers", request_id, payload | extra)
 
 
+def adjustment(request_id: Any, account: Any, amount: Any, **extra: Any) -> Event:
+    """An `adjustments` event changing `account` by the signed `amount` (what a write-off of
+    a reconciliation break posts); `extra` adds payload fields after those two."""
+    return Event("adjustments", request_id, {"account_id": account, "amount": amount, **extra})
+
+
 def lookup(request_id: Any, account: Any) -> Event:
     """A `balance_lookups` event asking for the balance of `account`."""
     return Event("balance_lookups", request_id, {"account_id": account})

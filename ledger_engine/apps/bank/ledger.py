@@ -14,6 +14,11 @@ integer minor units. Streams:
   `amount + fee`. The fee account is only ever credited (an ADD), so a parallel runner need not
   order the transfers that all pay into one fee account.
 - `balance_lookups`: `{"account_id"}` emits the balance, read-only.
+- `adjustments`: `{"account_id", "amount"}` changes the account by `amount` (a non-zero
+  integer of either sign) unless that would take it below zero: the adjusting event that
+  reconciliation posts when a person writes a break off (`ledger breaks write-off`), so that
+  the money trail stays in the ledger. Money conserved: the accounts' total equals the
+  applied deposits plus the applied adjustments.
 
 Deposits, transfers and fee transfers may also carry what reconciliation matches a movement
 by: `reference` (the payment's external reference, 1 to 140 characters), `value_date`
@@ -175,6 +180,21 @@ def _move(
     )
 
 
+def adjustment(event: dict[str, Any], ctx: Context, account: StateAccess) -> None:
+    """Change the account by the signed `amount`, never below zero."""
+    amount = event.get("amount")
+    if not is_int(amount) or amount == 0:
+        ctx.abort(f"amount must be a non-zero integer, got {brief(amount)}")
+    _int64(amount, "amount", ctx)
+    if len(event) > len(ADJUSTMENT_FIELDS):  # only then can a detail field be there
+        _check_details(event, ctx)
+    balance = _int64(account.read_or(0) + amount, "the adjusted balance", ctx)
+    if balance < 0:
+        ctx.abort(f"the adjustment would take the balance to {balance}, below 0")
+    account.write(balance)
+    ctx.emit({"status": SUCCESS, "account_id": event["account_id"], "balance": balance})
+
+
 def balance_lookup(event: dict[str, Any], ctx: Context, account: StateAccess) -> None:
     """Emit the account's balance (0 for an account never credited)."""
     ctx.emit({"account_id": event["account_id"], "balance": account.read_or(0)})
@@ -200,19 +220,32 @@ TRANSFER_FIELDS = frozenset(
 )
 FEE_TRANSFER_FIELDS = TRANSFER_FIELDS | {"fee", "fee_account_id"}
 LOOKUP_FIELDS = frozenset({"account_id"})
+ADJUSTMENT_FIELDS = frozenset({"account_id", "amount"})
 OPTIONAL_TRANSFER_FIELDS = frozenset({"min_balance"}) | DETAIL_FIELDS
 
 
 def _declare_rules(ledger: StreamingLedger) -> None:
-    """What the bank's money may do, for the audits: it enters only by deposits, transfers
-    move it without creating any, and no balance or asset amount goes below zero."""
+    """What the bank's money may do, for the audits: it enters only by deposits (and, for
+    accounts, by the adjustments that write reconciliation breaks off), transfers move it
+    without creating any, and no balance or asset amount goes below zero."""
     tables = (
         ("accounts", "amount", "account balance"),
         ("asset_ledger", "asset_amount", "asset amount"),
     )
-    for table, field, _ in tables:
-        name = f"{table} total equals applied deposits"
-        ledger.declare_invariant(conserved(table, {"deposits": field}, name=name))
+    ledger.declare_invariant(
+        conserved(
+            "accounts",
+            {"deposits": "amount", "adjustments": "amount"},
+            name="accounts total equals applied deposits and adjustments",
+        )
+    )
+    ledger.declare_invariant(
+        conserved(
+            "asset_ledger",
+            {"deposits": "asset_amount"},
+            name="asset_ledger total equals applied deposits",
+        )
+    )
     for table, _, _ in tables:
         name = f"applied transfers move nothing in {table}"
         ledger.declare_invariant(balanced(table, ("transfers", "fee_transfers"), name=name))
@@ -256,6 +289,12 @@ def build_ledger() -> StreamingLedger:
         .apply(balance_lookup)
         .payload_fields(LOOKUP_FIELDS)
         .on(accounts, _field("account_id"), "account", AccessType.READ)
+    )
+    (
+        ledger.using_stream("adjustments")
+        .apply(adjustment)
+        .payload_fields(ADJUSTMENT_FIELDS, DETAIL_FIELDS)
+        .on(accounts, _field("account_id"), "account", AccessType.READ_WRITE)
     )
     for view in VIEWS:
         ledger.declare_view(view, (VIEWS_DIR / f"{view}.sql").read_text(encoding="utf-8"))
