@@ -21,6 +21,8 @@
 | `LEDGER_FAULT` | unset | tests: die at `point[@batch][:action]` (`pipeline.faults`) |
 | `LEDGER_DAG_SCHEDULE` | `*/15 * * * *` | `ledger_pipeline`'s schedule (`none`: manual only) |
 | `LEDGER_REPLAY_SCHEDULE` | `@daily` | `ledger_replay`'s schedule (`none`: manual only) |
+| `LEDGER_RECONCILE_SCHEDULE` | `@daily` | `ledger_reconcile`'s schedule (`none`: statements only) |
+| `LEDGER_STATEMENT_POLL_SECONDS` | `30` | how often the triggerer looks for new statements |
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from ledger_engine.pipeline.faults import FaultPlan
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 PIPELINE_SCHEDULE = "*/15 * * * *"
 REPLAY_SCHEDULE = "@daily"
+RECONCILE_SCHEDULE = "@daily"
 
 
 def schedule_setting(value: str | None, default: str) -> str | None:
@@ -68,6 +71,9 @@ class Settings:
     expectations: Path = PROJECT_ROOT / "expectations"
     pipeline_schedule: str | None = PIPELINE_SCHEDULE
     replay_schedule: str | None = REPLAY_SCHEDULE
+    reconcile_schedule: str | None = RECONCILE_SCHEDULE
+    # How often `ledger_reconcile`'s statement watcher lists the statement inbox.
+    statement_poll_seconds: float = 30.0
     # Statements land in `<statements>/<source's folder>/`; sources and rules are read from
     # `reconciliation`, or else from the ledger's own file beside its expectations.
     statements: Path = PROJECT_ROOT / "var" / "statements"
@@ -89,6 +95,11 @@ class Settings:
         run_wait_seconds = float(env.get("LEDGER_RUN_WAIT_SECONDS", "300"))
         if run_wait_seconds < 0:
             raise ValueError(f"LEDGER_RUN_WAIT_SECONDS must be >= 0, got {run_wait_seconds}")
+        statement_poll_seconds = float(env.get("LEDGER_STATEMENT_POLL_SECONDS") or "30")
+        if statement_poll_seconds <= 0:
+            raise ValueError(
+                f"LEDGER_STATEMENT_POLL_SECONDS must be > 0, got {statement_poll_seconds}"
+            )
         fault = env.get("LEDGER_FAULT") or None
         if fault is not None:
             FaultPlan.parse(fault)  # a mistyped fault fails here, not silently never fires
@@ -110,6 +121,10 @@ class Settings:
             expectations=Path(env.get("LEDGER_EXPECTATIONS", PROJECT_ROOT / "expectations")),
             pipeline_schedule=schedule_setting(env.get("LEDGER_DAG_SCHEDULE"), PIPELINE_SCHEDULE),
             replay_schedule=schedule_setting(env.get("LEDGER_REPLAY_SCHEDULE"), REPLAY_SCHEDULE),
+            reconcile_schedule=schedule_setting(
+                env.get("LEDGER_RECONCILE_SCHEDULE"), RECONCILE_SCHEDULE
+            ),
+            statement_poll_seconds=statement_poll_seconds,
             statements=Path(env.get("LEDGER_STATEMENTS", data_dir / "statements")).resolve(),
             reconciliation=(
                 Path(env["LEDGER_RECONCILIATION"]) if env.get("LEDGER_RECONCILIATION") else None
