@@ -275,6 +275,7 @@ def _demo_reconciliation(settings: Settings, ledger) -> None:
     _land_demo_statement(settings, ledger, sources, datetime.now(UTC).strftime("%Y%m%d%H%M%S"))
     report = _reconcile(settings, ledger, sources, dry_run=False)
     _print_reconciliation(report, dry_run=False)
+    _reconciliation_page(settings, ledger, sources, report, origin=f"ledger demo ({_who()})")
     console.print("open breaks: ledger breaks; reconcile new statements: ledger reconcile")
 
 
@@ -334,6 +335,9 @@ def cmd_reconcile(settings: Settings, args: argparse.Namespace) -> int:
         return 2
     report = _reconcile(settings, ledger, sources, dry_run=args.dry_run)
     _print_reconciliation(report, dry_run=args.dry_run)
+    if not args.dry_run:
+        origin = f"ledger reconcile ({_who()})"
+        _reconciliation_page(settings, ledger, sources, report, origin=origin)
     return 0
 
 
@@ -350,6 +354,23 @@ def _reconcile(settings: Settings, ledger, sources, *, dry_run: bool):
         return run_reconciliation(
             settings, ledger, sources, who=f"ledger ({_who()})", dry_run=dry_run
         )
+
+
+def _reconciliation_page(settings: Settings, ledger, sources, report, *, origin: str) -> None:
+    """Write the page of the runs `report` recorded beside the audit pages; print its path."""
+    from ledger_engine.audit.report.reconciliation import write_reconciliation_page
+    from ledger_engine.store.database import open_views
+
+    run_ids = [part.record.run_id for part in report.sources if part.record is not None]
+    money = {s.name: (s.currency, s.precision) for s in sources.sources.values()}
+    engine = open_views(settings, ledger)  # migrated by the run that just recorded
+    try:
+        page = write_reconciliation_page(
+            settings.reports, engine, run_ids, origin=origin, money=money
+        )
+    finally:
+        engine.dispose()
+    console.print(f"reconciliation page: {page}", markup=False, soft_wrap=True)
 
 
 def _land_demo_statement(settings: Settings, ledger, sources, tag: str) -> None:

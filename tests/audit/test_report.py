@@ -10,11 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-import struct
-import subprocess
-import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -31,10 +27,10 @@ from ledger_engine.store.commit import batch_row_hash
 from ledger_engine.store.database import connect
 from ledger_engine.store.lease import run_lease
 from tests.support.bank import deposit, lookup, transfer
+from tests.support.browser import charts_drawn, png_facts, render
 from tests.support.events import event_file
 from tests.support.html_page import Page
 
-CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = PROJECT_ROOT / "test-artifacts" / "audit-report"
 DATA_DOCS = "file:///srv/ledger/expectations/gx/uncommitted/data_docs/local_site/index.html"
 HOSTILE = "<script>alert('x')</script>"
@@ -124,69 +120,6 @@ def passing_report() -> AuditReport:
 
 def read_page(path: Path) -> Page:
     return Page(path.read_text(encoding="utf-8"))
-
-
-# --- Chromium ------------------------------------------------------------------------------
-
-CONSOLE_LINE = re.compile(r":CONSOLE[^\]]*\] \"(?P<message>.*)\", source: ")
-
-
-@dataclass(frozen=True)
-class Rendered:
-    dom: Page  # the document after its scripts ran
-    console: list[str]  # every console message: the report's script writes none
-
-
-def render(page: Path, scratch: Path, screenshot: Path | None = None) -> Rendered:
-    """Open `page` in headless Chromium; its DOM after the scripts ran and its console."""
-    if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (scripts/test.sh does)")
-    profile = scratch / f"chromium-profile-{page.stem}"
-    command = [
-        str(CHROMIUM),
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        # Without these Chromium keeps calling out to the network, which is closed here.
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--user-data-dir={profile}",
-        "--enable-logging=stderr",  # the console's messages, one a line
-        "--v=0",
-        "--hide-scrollbars",
-        "--window-size=1280,2400",
-        "--dump-dom",
-    ]
-    if screenshot is not None:
-        command.append(f"--screenshot={screenshot}")
-    done = subprocess.run(
-        [*command, page.as_uri()], capture_output=True, text=True, timeout=120, check=False
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    console = [m["message"] for m in map(CONSOLE_LINE.search, done.stderr.splitlines()) if m]
-    return Rendered(Page(done.stdout), console)
-
-
-def png_facts(path: Path) -> tuple[int, int, int]:
-    """(width, height, distinct byte values of its pixels) of a PNG file."""
-    data = path.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    width, height = struct.unpack(">II", data[16:24])
-    chunks, offset = [], 8
-    while offset < len(data):
-        (length,) = struct.unpack(">I", data[offset : offset + 4])
-        kind = data[offset + 4 : offset + 8]
-        if kind == b"IDAT":
-            chunks.append(data[offset + 8 : offset + 8 + length])
-        offset += 12 + length
-    return width, height, len(set(zlib.decompress(b"".join(chunks))))
-
-
-def charts_drawn(rendered: Rendered) -> bool:
-    body = rendered.dom.find("body")
-    return bool(body) and body[0].attrs.get("data-charts") == "drawn"
 
 
 # --- The page's content --------------------------------------------------------------------

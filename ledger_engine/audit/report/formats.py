@@ -6,7 +6,7 @@ Each returns plain text; the templates' autoescaping makes it safe in HTML.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ledger_engine.audit.report.queries import ThroughputPoint
@@ -58,6 +58,46 @@ def batch_span(point: ThroughputPoint) -> str:
     return f"{point.first_batch:,}–{point.last_batch:,}"
 
 
+def share_text(part: int, whole: int) -> str:
+    """`part` of `whole` in per cent, to a tenth, rounded down: 100.0% only when all of it,
+    "< 0.1%" for a part too small to show but not none, "—" when there is no whole."""
+    if whole <= 0:
+        return MISSING
+    tenths = part * 1000 // whole
+    if tenths == 0 and part > 0:
+        return "< 0.1%"
+    return f"{tenths // 10}.{tenths % 10}%"
+
+
+# A source's unit of money: its currency and its precision (decimal places of its minor units).
+Money = tuple[str, int]
+
+
+def money_text(units: int | None, unit: Money | None) -> str:
+    """An amount of integer minor units as money reads: "-1,234.56 EUR" in the currency and at
+    the precision of `unit`, or the minor units themselves ("-123,456") where the unit is not
+    known; "—" for no amount. The one place a report turns minor units into money."""
+    if units is None:
+        return MISSING
+    if unit is None:
+        return thousands(units)
+    currency, precision = unit
+    sign = "-" if units < 0 else ""
+    whole, fraction = divmod(abs(units), 10**precision)
+    decimals = f".{fraction:0{precision}d}" if precision > 0 else ""
+    return f"{sign}{whole:,}{decimals} {currency}"
+
+
+def age_text(age: timedelta) -> str:
+    """How long ago, to the largest two units that matter: "3 d 4 h", "5 h 12 min", "7 min"."""
+    minutes = max(int(age.total_seconds()) // 60, 0)
+    days, minutes = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(minutes, 60)
+    if days:
+        return f"{days:,} d {hours} h"
+    return f"{hours} h {minutes} min" if hours else f"{minutes} min"
+
+
 FILTERS: dict[str, Callable[..., str]] = {
     "thousands": thousands,
     "seconds": seconds,
@@ -67,4 +107,7 @@ FILTERS: dict[str, Callable[..., str]] = {
     "all_of": all_of,
     "utc_time": utc_time,
     "batch_span": batch_span,
+    "share": share_text,
+    "money": money_text,
+    "age": age_text,
 }

@@ -1,4 +1,5 @@
-"""The HTML of a run's page and of the index, from the Jinja2 templates in `templates/`.
+"""The HTML of an audit run's page, of a reconciliation's page and of the index, from the
+Jinja2 templates in `templates/`.
 
 Autoescaping is on in every template: a check's name, a finding, a rejection reason or a link
 comes from data and is always shown as text. Only three things go into a page as they are: the
@@ -25,6 +26,10 @@ from ledger_engine.audit.report.context import INDEX_COUNTS, index_rows, page_co
 from ledger_engine.audit.report.formats import FILTERS, MISSING
 from ledger_engine.audit.report.naming import INDEX_NAME
 from ledger_engine.audit.report.queries import LedgerView
+from ledger_engine.audit.report.reconciliation_context import (
+    ReconciliationContext,
+    reconciliation_rows,
+)
 
 
 def render_page(report: AuditReport, view: LedgerView, created: datetime) -> str:
@@ -39,9 +44,24 @@ def render_page(report: AuditReport, view: LedgerView, created: datetime) -> str
     )
 
 
-def render_index(pages: Sequence[tuple[Path, Mapping[str, Any] | None]]) -> str:
-    """The HTML of the index: one row per page (newest first, as given), each with its summary
-    (None for a page written without one)."""
+def render_reconciliation(page: ReconciliationContext) -> str:
+    """The HTML of one reconciliation's page."""
+    inline = assets()
+    return _render(
+        "reconciliation.html",
+        policy=inline.page_policy,
+        style=Markup(inline.style.source),
+        script=Markup(inline.script.source),
+        page=page,
+    )
+
+
+Summaries = Sequence[tuple[Path, Mapping[str, Any] | None]]
+
+
+def render_index(pages: Summaries, reconciliations: Summaries = ()) -> str:
+    """The HTML of the index: one row per audit page and one per reconciliation page (each
+    newest first, as given), each with its summary (None for a page written without one)."""
     inline = assets()
     return _render(
         "index.html",
@@ -49,6 +69,7 @@ def render_index(pages: Sequence[tuple[Path, Mapping[str, Any] | None]]) -> str:
         style=Markup(inline.style.source),
         rows=index_rows(pages),
         counts=INDEX_COUNTS,
+        reconciliations=reconciliation_rows(reconciliations),
     )
 
 

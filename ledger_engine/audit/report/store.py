@@ -1,15 +1,21 @@
-"""The folder of pages: each run's page and its summary, and the index rebuilt from them.
+"""The folder of pages: each audit run's and each reconciliation's page and its summary, and
+the index rebuilt from them.
 
 Pages are never overwritten, and the files that are rewritten (the index) are replaced
 atomically, so that a browser or another run reading the folder meanwhile never sees half a
-file.
+file. The index is rebuilt under a lock on the folder, after the page and its summary are
+written: of two writers (an audit and a reconciliation, say), the one that rebuilds last sees
+both pages.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,7 +23,14 @@ from typing import Any
 from sqlalchemy import Engine
 
 from ledger_engine.audit.findings import AuditReport
-from ledger_engine.audit.report.naming import INDEX_NAME, PAGE_GLOB, page_name, summary_path
+from ledger_engine.audit.report.naming import (
+    INDEX_NAME,
+    PAGE_GLOB,
+    PAGE_PREFIX,
+    RECONCILIATION_GLOB,
+    page_name,
+    summary_path,
+)
 from ledger_engine.audit.report.queries import CHART_POINTS, TABLE_BATCHES, LedgerView, read_ledger
 from ledger_engine.audit.report.render import render_index, render_page
 
@@ -37,10 +50,24 @@ def write_report(
     """
     reports_dir.mkdir(parents=True, exist_ok=True)
     view = read_ledger(engine, table_batches=table_batches, chart_points=chart_points)
-    page, created = _write_new_page(reports_dir, report, view)
-    _atomic_write(summary_path(page), json.dumps(_summary(report, view, created)))
-    _atomic_write(reports_dir / INDEX_NAME, render_index(_summaries(reports_dir)))
+    page, created = write_new_page(
+        reports_dir, PAGE_PREFIX, lambda created: render_page(report, view, created)
+    )
+    write_summary(page, _summary(report, view, created))
+    refresh_index(reports_dir)
     return page
+
+
+def write_summary(page: Path, summary: Mapping[str, Any]) -> None:
+    """Keep `summary` beside `page`, for the index."""
+    _atomic_write(summary_path(page), json.dumps(summary))
+
+
+def refresh_index(reports_dir: Path) -> None:
+    """Rebuild the index from every page in `reports_dir` and their summaries."""
+    with _locked(reports_dir):
+        index = render_index(_summaries(reports_dir), _summaries(reports_dir, RECONCILIATION_GLOB))
+        _atomic_write(reports_dir / INDEX_NAME, index)
 
 
 def latest_report(reports_dir: Path) -> Path | None:
@@ -67,10 +94,13 @@ def _summary(report: AuditReport, view: LedgerView, created: datetime) -> dict[s
     }
 
 
-def _summaries(reports_dir: Path) -> list[tuple[Path, dict[str, Any] | None]]:
-    """Every page, newest first, with its summary (None for a page written without one)."""
+def _summaries(
+    reports_dir: Path, pattern: str = PAGE_GLOB
+) -> list[tuple[Path, dict[str, Any] | None]]:
+    """Every page of a kind (its file name `pattern`), newest first, with its summary (None
+    for a page written without one)."""
     found = []
-    for page in sorted(reports_dir.glob(PAGE_GLOB), reverse=True):
+    for page in sorted(reports_dir.glob(pattern), reverse=True):
         try:
             read = json.loads(summary_path(page).read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -79,22 +109,33 @@ def _summaries(reports_dir: Path) -> list[tuple[Path, dict[str, Any] | None]]:
     return found
 
 
-def _write_new_page(
-    reports_dir: Path, report: AuditReport, view: LedgerView
+def write_new_page(
+    reports_dir: Path, prefix: str, render: Callable[[datetime], str]
 ) -> tuple[Path, datetime]:
-    """Write the page under a name made of the time, never over another run's page (even one
-    of another process): the file is created exclusively, and a name taken means the clock
-    has moved on by the next try."""
+    """Write the page `render(created)` under a name made of `prefix` and the time `created`,
+    never over another run's page (even one of another process): the file is created
+    exclusively, and a name taken means the clock has moved on by the next try."""
     while True:
         created = datetime.now(UTC)
-        page = reports_dir / page_name(created)
-        content = render_page(report, view, created)
+        page = reports_dir / page_name(created, prefix)
+        content = render(created)
         try:
             with page.open("x", encoding="utf-8") as out:
                 out.write(content)
         except FileExistsError:
             continue
         return page, created
+
+
+@contextmanager
+def _locked(reports_dir: Path) -> Iterator[None]:
+    """Hold the folder's lock (a hidden file in it) until the block ends."""
+    with (reports_dir / ".index.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _atomic_write(path: Path, content: str) -> None:

@@ -1,7 +1,8 @@
-// The audit page's one script, inlined into every page and named by its hash in the page's
-// Content Security Policy. Draws the charts from the JSON in #report-data; marks
-// <body data-charts="drawn"> once done, so that a browser test can tell the script ran to its
-// end. Writes nothing to the console.
+// The report's one script, inlined into every audit and reconciliation page and named by its
+// hash in the page's Content Security Policy. Draws the charts whose numbers the JSON in
+// #report-data holds (an audit page: throughput and rejections; a reconciliation page: match
+// rate, breaks by reason and by age); marks <body data-charts="drawn"> once done, so that a
+// browser test can tell the script ran to its end. Writes nothing to the console.
 (() => {
   "use strict";
   const SVG = "http://www.w3.org/2000/svg";
@@ -71,24 +72,60 @@
     });
   }
 
-  function drawRejections(box, reasons) {
-    if (!reasons.length) return empty(box, "No event has been rejected.");
+  // Horizontal bars, one a row: {label, value}. A row of 0 keeps its place with no bar.
+  function drawBars(box, rows, title, unit, emptyText) {
+    if (!rows.some((r) => r.value > 0)) return empty(box, emptyText);
     const W = 760, ROW = 30, L = 170, R = 90, T = 6;
-    const svg = canvas(box, W, 2 * T + ROW * reasons.length, "Rejected events by reason");
-    const top = Math.max(...reasons.map((r) => r.events));
-    reasons.forEach((r, i) => {
+    const svg = canvas(box, W, 2 * T + ROW * rows.length, title);
+    const top = Math.max(...rows.map((r) => r.value));
+    rows.forEach((r, i) => {
       const middle = T + i * ROW + ROW / 2;
-      const width = Math.max(2, ((W - L - R) * r.events) / top);
       const label = { x: L - 10, y: middle + 4, "text-anchor": "end", class: "label" };
-      node("text", label, svg, r.reason);
-      const shape = { x: L, y: middle - 10, width, height: 20, rx: 3, class: "bar" };
-      const bar = node("rect", shape, svg);
-      node("title", {}, bar, `${r.reason}: ${fmt(r.events)} events`);
-      node("text", { x: L + width + 8, y: middle + 4, class: "value" }, svg, fmt(r.events));
+      node("text", label, svg, r.label);
+      const width = r.value > 0 ? Math.max(2, ((W - L - R) * r.value) / top) : 0;
+      if (width > 0) {
+        const shape = { x: L, y: middle - 10, width, height: 20, rx: 3, class: "bar" };
+        const bar = node("rect", shape, svg);
+        node("title", {}, bar, `${r.label}: ${fmt(r.value)} ${unit}`);
+      }
+      node("text", { x: L + width + 8, y: middle + 4, class: "value" }, svg, fmt(r.value));
     });
   }
 
-  drawThroughput(document.getElementById("throughput-chart"), data.throughput);
-  drawRejections(document.getElementById("rejections-chart"), data.rejections);
+  // A bar of the whole per row: {label, matched, considered}; the matched share filled.
+  function drawShares(box, rows, title) {
+    const W = 760, ROW = 34, L = 170, R = 150, T = 6, inner = W - L - R;
+    const svg = canvas(box, W, 2 * T + ROW * rows.length, title);
+    rows.forEach((r, i) => {
+      const middle = T + i * ROW + ROW / 2;
+      const label = { x: L - 10, y: middle + 4, "text-anchor": "end", class: "label" };
+      node("text", label, svg, r.label);
+      const at = { x: L + inner + 8, y: middle + 4, class: "value" };
+      if (!r.considered) return node("text", at, svg, "nothing to match");
+      const whole = { x: L, y: middle - 10, width: inner, height: 20, rx: 3, class: "track" };
+      node("title", {}, node("rect", whole, svg), `${r.label}: ${fmt(r.considered)} considered`);
+      const width = (inner * r.matched) / r.considered;
+      const shape = { x: L, y: middle - 10, width, height: 20, rx: 3, class: "bar matched" };
+      node("title", {}, node("rect", shape, svg), `${r.label}: ${fmt(r.matched)} matched`);
+      const share = Math.floor((1000 * r.matched) / r.considered) / 10;  // as the table says
+      const shown = share === 0 && r.matched > 0 ? "< 0.1" : share.toFixed(1);
+      node("text", at, svg, `${shown}% of ${fmt(r.considered)}`);
+    });
+  }
+
+  const charts = {
+    throughput: (box, points) => drawThroughput(box, points),
+    rejections: (box, reasons) =>
+      drawBars(box, reasons.map((r) => ({ label: r.reason, value: r.events })),
+        "Rejected events by reason", "events", "No event has been rejected."),
+    match_rate: (box, sides) => drawShares(box, sides, "Match rate of each side"),
+    reasons: (box, rows) =>
+      drawBars(box, rows, "Open breaks by reason", "breaks", "No break is open."),
+    ages: (box, rows) => drawBars(box, rows, "Open breaks by age", "breaks", "No break is open."),
+  };
+  // Each chart whose numbers the page holds, into its box `<key with - for _>-chart`.
+  for (const [key, draw] of Object.entries(charts)) {
+    if (key in data) draw(document.getElementById(`${key.replace("_", "-")}-chart`), data[key]);
+  }
   document.body.dataset.charts = "drawn";
 })();

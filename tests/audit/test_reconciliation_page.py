@@ -1,0 +1,405 @@
+"""The reconciliation page: what a person reads after `ledger reconcile` or the DAG.
+
+A real reconciliation is recorded once for the module (movements committed through the
+pipeline, a camt.053 bank statement and a provider's CSV landed, matched by the plain Python
+reference matcher, kept in PostgreSQL), with a break of every reason, three of them backdated
+to fill the age buckets. Its page is checked as written (every figure is the database's: the
+runs, the match rate of each side, the breaks by reason and by age, the oldest open breaks in
+order, each account's drift; labels from data shown as text) and as headless Chromium shows
+it (charts drawn, nothing on the console, no request made; a screenshot is kept in
+`test-artifacts/reconciliation-page/`); the index lists it beside the audit runs.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, text
+
+from ledger_engine.audit.findings import AuditReport, CheckResult
+from ledger_engine.audit.report import write_report
+from ledger_engine.audit.report.reconciliation import write_reconciliation_page
+from ledger_engine.audit.report.reconciliation_queries import UnknownRuns
+from ledger_engine.config import PROJECT_ROOT
+from ledger_engine.reconcile.inbox import land_statement
+from ledger_engine.reconcile.matching.reference import match
+from ledger_engine.reconcile.rules import AmountCriterion, Rule
+from ledger_engine.reconcile.run import reconcile
+from ledger_engine.reconcile.sources import CsvLayout, Source, Sources
+from ledger_engine.store.database import connect
+from tests.support.bank import deposit
+from tests.support.browser import charts_drawn, png_facts, render
+from tests.support.database import rows
+from tests.support.events import event_file
+from tests.support.html_page import Page
+from tests.support.statements import Entry, Statement, camt053_document
+
+ARTIFACTS = PROJECT_ROOT / "test-artifacts" / "reconciliation-page"
+HOSTILE = "<img src=x onerror=alert(1)>"  # the provider's name: names are labels
+HOSTILE_REFERENCE = "<script>alert('x')</script>"
+ORIGIN = "ledger reconcile (pytest@<b>host</b>)"
+
+# --- The reconciliation: a bank and a provider, a break of every reason --------------------
+
+RULE = Rule("same reference", 0, amount=AmountCriterion(0), window_days=3, reference_similarity=1.0)
+IBAN_ALICE, IBAN_BOB = "DE89370400440532013000", "DE02120300000000202051"
+BANK = Source(
+    "Main bank",
+    "camt053",
+    "accounts",
+    "EUR",
+    2,
+    accounts={IBAN_ALICE: "alice", IBAN_BOB: "bob"},
+    rules=(RULE,),
+)
+PROVIDER = Source(
+    HOSTILE,
+    "csv",
+    "accounts",
+    "EUR",
+    2,
+    account="carol",
+    csv=CsvLayout({"booking_date": "Date", "amount": "Amount", "reference": "Ref"}),
+    rules=(RULE,),
+)
+SOURCES = Sources({source.name: source for source in (BANK, PROVIDER)}, digest="r" * 64)
+MONEY = {BANK.name: ("EUR", 2)}  # the provider's unit is not given: its amounts read as units
+
+MOVEMENTS = [
+    deposit("d1", "alice", 10_000, reference="R1", value_date="2026-11-02"),
+    deposit("d2", "alice", 5_000, reference="R2", value_date="2026-11-02"),
+    deposit("d3", "alice", 700, reference="R3", value_date="2026-11-02"),  # not on the statement
+    deposit("d4", "bob", 2_500, reference="R4", value_date="2026-11-02"),
+    deposit("d5", "carol", 300, reference="C1", value_date="2026-11-02"),
+    deposit("d6", "carol", 400, reference="C2", value_date="2026-11-02"),  # not on the statement
+]
+# Balances stated as of a moment after the commits: the ledger's balance then is its balance
+# now (alice 157.00, bob 25.00). Alice's statement says 162.10: a drift of 5.10.
+AFTER_THE_COMMITS = datetime(2100, 1, 1, tzinfo=UTC)
+BANK_STATEMENT = camt053_document(
+    [
+        Statement(
+            IBAN_ALICE,
+            entries=[
+                Entry(10_000, reference="R1"),  # matched
+                Entry(10_000, reference="R1"),  # duplicate
+                Entry(5_010, reference="R2"),  # amount_mismatch (ledger 5_000)
+                Entry(1_200, reference="R9"),  # missing_in_ledger
+            ],
+            closing=16_210,
+            closing_date=AFTER_THE_COMMITS,
+            statement_id="STMT-ALICE",
+        ),
+        Statement(
+            IBAN_BOB,
+            entries=[Entry(2_500, reference="R4")],
+            closing=2_500,
+            closing_date=AFTER_THE_COMMITS,
+            statement_id="STMT-BOB",
+        ),
+    ]
+)
+PROVIDER_STATEMENT = (
+    f"Date,Amount,Ref\n2026-11-02,3.00,C1\n2026-11-02,9.99,{HOSTILE_REFERENCE}\n".encode()
+)
+# What a correct run leaves open, by reason; and the side counts (matched, considered).
+OPEN_BY_REASON = {
+    "missing in the ledger": 2,  # R9, the provider's hostile entry
+    "missing in the statement": 2,  # d3, d6
+    "amount mismatch": 1,  # R2
+    "duplicate": 1,  # R1 again
+}
+STATEMENT_SIDE, LEDGER_SIDE = (3, 7), (3, 6)
+# Breaks backdated by days (by their statement reference or request id), one per older bucket.
+BACKDATED = {"d3": 40, "R2": 10, "R9": 2}
+AGES = [("< 1 day", 3), ("1–7 days", 1), ("7–30 days", 1), ("≥ 30 days", 1)]
+
+
+@dataclass(frozen=True)
+class Recorded:
+    engine: Engine
+    run_ids: list[int]
+    reports: Path
+    page: Path
+
+
+@pytest.fixture(scope="module")
+def recorded(
+    module_database_url: str, commit_files, tmp_path_factory: pytest.TempPathFactory
+) -> Recorded:
+    """The module's reconciliation, recorded, and its page written."""
+    engine = connect(module_database_url)
+    commit_files(engine, 0, [("b0.jsonl", event_file(MOVEMENTS))])
+    inbox = tmp_path_factory.mktemp("statements")
+    land_statement(inbox, BANK, "2026-11-02.xml", BANK_STATEMENT)
+    land_statement(inbox, PROVIDER, "2026-11-02.csv", PROVIDER_STATEMENT)
+    report = reconcile(engine, SOURCES, inbox, match, who="pytest")
+    run_ids = [part.record.run_id for part in report.sources if part.record is not None]
+    with engine.begin() as conn:
+        for name, days in BACKDATED.items():
+            conn.execute(
+                text(
+                    "UPDATE ledger_recon_breaks SET opened_at = opened_at - make_interval("
+                    "days => :days) WHERE break_id = (SELECT break_id FROM open_breaks"
+                    " WHERE :name IN (statement_reference, request_id))"
+                ),
+                {"name": name, "days": days},
+            )
+    reports = tmp_path_factory.mktemp("reports")
+    page = write_reconciliation_page(reports, engine, run_ids, origin=ORIGIN, money=MONEY)
+    yield Recorded(engine, run_ids, reports, page)
+    engine.dispose()
+
+
+def read_page(path: Path) -> Page:
+    return Page(path.read_text(encoding="utf-8"))
+
+
+def database_sides(engine: Engine, run_ids: list[int]) -> list[tuple[int, int]]:
+    """(matched, considered) of the statement side and of the ledger side, counted here."""
+    considered = rows(
+        engine,
+        "SELECT sum(statement_items), sum(ledger_items) FROM ledger_recon_runs"
+        " WHERE run_id = ANY(:ids)",
+        ids=run_ids,
+    )[0]
+    matched = [
+        rows(
+            engine,
+            f"SELECT count(*) FROM {table} JOIN ledger_recon_matches USING (match_id)"
+            " WHERE run_id = ANY(:ids)",
+            ids=run_ids,
+        )[0][0]
+        for table in ("ledger_recon_matched_entries", "ledger_recon_matched_changes")
+    ]
+    return list(zip(matched, considered, strict=True))
+
+
+# --- The page as written -------------------------------------------------------------------
+
+
+def test_the_page_names_each_run_its_source_who_and_what_it_considered(recorded: Recorded):
+    page = read_page(recorded.page)
+
+    runs = rows(
+        recorded.engine,
+        "SELECT run_id, source, who FROM ledger_recon_runs WHERE run_id = ANY(:ids)"
+        " ORDER BY source, run_id",
+        ids=recorded.run_ids,
+    )
+    assert len(runs) == 2
+    shown = page.body_rows("runs")
+    assert [row[:3] for row in shown] == [[str(i), source, who] for i, source, who in runs]
+    files = {HOSTILE: "2026-11-02.csv", BANK.name: "2026-11-02.xml"}
+    assert [row[4:6] for row in shown] == [["batch 0", files[source]] for _, source, _ in runs]
+    assert ORIGIN in page.text
+
+
+def test_the_match_rate_of_each_side_is_the_items_matched_of_those_considered(
+    recorded: Recorded,
+):
+    page = read_page(recorded.page)
+
+    sides = database_sides(recorded.engine, recorded.run_ids)
+    assert sides == [STATEMENT_SIDE, LEDGER_SIDE]
+    assert page.body_rows("match-rate-table") == [
+        ["statement entries", "3", "4", "7", "42.8%"],  # 42.857...: rounded down
+        ["ledger entries", "3", "3", "6", "50.0%"],
+    ]
+    tiles = [
+        e.attrs["data-side"] for e in page.find("div", inside="figures") if "data-side" in e.attrs
+    ]
+    assert tiles == ["statement", "ledger"]
+    assert "42.8% 3 of 7" in page.text and "50.0% 3 of 6" in page.text
+    charted = json.loads(page.json_data)["match_rate"]
+    assert [(s["matched"], s["considered"]) for s in charted] == sides
+
+
+def test_breaks_by_reason_and_by_age_are_the_open_breaks_in_the_database(recorded: Recorded):
+    page = read_page(recorded.page)
+
+    by_reason = dict(
+        rows(recorded.engine, "SELECT reason, count(*) FROM open_breaks GROUP BY reason")
+    )
+    opened = dict(
+        rows(
+            recorded.engine,
+            "SELECT reason, count(*) FROM ledger_recon_breaks WHERE opened_run_id = ANY(:ids)"
+            " GROUP BY reason",
+            ids=recorded.run_ids,
+        )
+    )
+    reasons = {row[0]: row[1:] for row in page.body_rows("reasons-table")}
+    assert {title: int(n) for title, (n, _) in reasons.items()} == OPEN_BY_REASON
+    assert sorted(int(n) for n, _ in reasons.values()) == sorted(by_reason.values())
+    assert sorted(int(n) for _, n in reasons.values()) == sorted(opened.values())
+    ages = rows(
+        recorded.engine,
+        "SELECT count(*) FILTER (WHERE age < interval '1 day'),"
+        " count(*) FILTER (WHERE age >= interval '1 day' AND age < interval '7 days'),"
+        " count(*) FILTER (WHERE age >= interval '7 days' AND age < interval '30 days'),"
+        " count(*) FILTER (WHERE age >= interval '30 days') FROM open_breaks",
+    )[0]
+    assert page.body_rows("ages-table") == [[label, str(n)] for label, n in AGES]
+    assert [n for _, n in AGES] == list(ages)
+    data = json.loads(page.json_data)
+    assert {r["label"]: r["value"] for r in data["reasons"]} == OPEN_BY_REASON
+    assert [(r["label"], r["value"]) for r in data["ages"]] == AGES
+    assert "6 breaks open." in page.text
+
+
+def test_the_oldest_open_breaks_come_first_with_their_amounts(recorded: Recorded, tmp_path: Path):
+    page = read_page(recorded.page)
+
+    oldest = rows(
+        recorded.engine,
+        "SELECT break_id, coalesce(statement_reference, request_id) FROM open_breaks"
+        " ORDER BY opened_at, break_id",
+    )
+    shown = page.body_rows("oldest-breaks")
+    assert [(int(row[0]), row[7]) for row in shown] == oldest
+    assert [name for _, name in oldest[:3]] == list(BACKDATED)  # the oldest first
+    amounts = {row[7]: row[1:7] for row in shown}
+    assert amounts["d3"] == ["Main bank", "missing in the statement", "alice", "—", "7.00 EUR", "—"]
+    assert amounts["R2"][3:] == ["50.10 EUR", "50.00 EUR", "0.10 EUR"]
+    assert amounts["R9"][3:] == ["12.00 EUR", "—", "—"]
+    # The provider's unit was not given: its amounts read in minor units, and the page says so.
+    assert amounts[HOSTILE_REFERENCE] == [
+        HOSTILE,
+        "missing in the ledger",
+        "carol",
+        "999",
+        "—",
+        "—",
+    ]
+    assert amounts["d6"][3:] == ["—", "400", "—"]
+    assert f"Amounts of {HOSTILE} are in minor units" in page.text
+
+    fewer = read_page(
+        write_reconciliation_page(tmp_path, recorded.engine, recorded.run_ids, origin="t", oldest=3)
+    )
+    assert [int(row[0]) for row in fewer.body_rows("oldest-breaks")] == [i for i, _ in oldest[:3]]
+    assert "The oldest 3 of 6 open breaks" in fewer.text
+
+
+def test_each_accounts_drift_is_the_databases_and_a_drifting_account_stands_out(
+    recorded: Recorded,
+):
+    page = read_page(recorded.page)
+
+    drift = rows(
+        recorded.engine,
+        "SELECT account, statement_balance, ledger_balance_then, drift FROM statement_drift"
+        " ORDER BY drift = 0, account",
+    )
+    assert drift == [("alice", 16_210, 15_700, 510), ("bob", 2_500, 2_500, 0)]
+    shown = page.body_rows("drift")
+    assert [[row[1], *row[3:6]] for row in shown] == [
+        ["alice", "162.10 EUR", "157.00 EUR", "5.10 EUR"],
+        ["bob", "25.00 EUR", "25.00 EUR", "0.00 EUR"],
+    ]
+    assert len(page.find("tr", inside="drift", cls="drifting")) == 1
+    assert "1 of 2 accounts drift" in page.text
+
+
+def test_labels_from_data_are_shown_as_text_never_as_markup(recorded: Recorded):
+    markup = recorded.page.read_text(encoding="utf-8")
+    page = Page(markup)
+
+    for label in (HOSTILE, HOSTILE_REFERENCE, ORIGIN):
+        assert label not in markup
+        assert label in page.text
+    assert page.find("img") == [] and page.find("b") == []
+    assert len(page.find("script")) == 2  # the chart data and the report's script
+    assert HOSTILE not in page.json_data  # the chart data holds counts and fixed labels only
+
+
+def test_the_index_lists_each_reconciliation_beside_the_audit_runs(
+    recorded: Recorded, tmp_path: Path
+):
+    audit = write_report(
+        recorded.engine, AuditReport([CheckResult("merkle", "batch hash chain", True)]), tmp_path
+    )
+    first = write_reconciliation_page(tmp_path, recorded.engine, recorded.run_ids, origin="one")
+    second = write_reconciliation_page(
+        tmp_path, recorded.engine, recorded.run_ids, origin=ORIGIN, money=MONEY
+    )
+
+    index = read_page(tmp_path / "index.html")
+    assert [a.attrs["href"] for a in index.find("a", inside="runs")] == [audit.name]
+    links = [a.attrs["href"] for a in index.find("a", inside="reconciliations")]
+    assert links == [second.name, first.name]  # newest first
+    row = index.body_rows("reconciliations")[0]
+    assert row[1:] == [f"{HOSTILE}, Main bank", "42.8%", "50.0%", "6", "6", "0", ORIGIN]
+    for page in (first, second):
+        assert "index.html" in [a.attrs["href"] for a in read_page(page).find("a")]
+
+
+def test_a_reconciliation_with_nothing_to_match_reads_sensibly(engine: Engine, tmp_path: Path):
+    report = reconcile(engine, SOURCES, tmp_path / "no statements", match, who="pytest")
+    run_ids = [part.record.run_id for part in report.sources if part.record is not None]
+
+    path = write_reconciliation_page(tmp_path / "reports", engine, run_ids, origin=ORIGIN)
+    page = read_page(path)
+
+    assert len(page.body_rows("runs")) == 2
+    assert "Nothing new to reconcile." in page.text
+    assert [row[-1] for row in page.body_rows("match-rate-table")] == ["—", "—"]
+    assert "No break is open." in page.text
+    assert "has stated a balance yet" in page.text
+    rendered = render(path, tmp_path)
+    assert rendered.console == [] and rendered.requests == []
+    assert charts_drawn(rendered)
+    assert rendered.dom.find("rect") == []
+    assert "nothing to match" in rendered.dom.text
+
+    nothing = read_page(write_reconciliation_page(tmp_path / "reports", engine, [], origin="t"))
+    assert "Nothing was reconciled." in nothing.text
+    with pytest.raises(UnknownRuns, match="999"):
+        write_reconciliation_page(tmp_path / "reports", engine, [*run_ids, 999], origin="t")
+
+
+# --- In a browser --------------------------------------------------------------------------
+
+
+def test_chromium_draws_the_charts_without_a_console_message_or_a_request(
+    recorded: Recorded, tmp_path: Path
+):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    screenshot = ARTIFACTS / "reconciliation-page.png"
+    screenshot.unlink(missing_ok=True)
+    shutil.copyfile(recorded.page, ARTIFACTS / "reconciliation-page.html")
+
+    rendered = render(recorded.page, tmp_path, screenshot)
+
+    assert rendered.console == []
+    assert rendered.requests == []
+    assert charts_drawn(rendered)
+    assert len(rendered.dom.find("rect", inside="match-rate-chart", cls="track")) == 2
+    assert len(rendered.dom.find("rect", inside="match-rate-chart", cls="matched")) == 2
+    assert len(rendered.dom.find("rect", inside="reasons-chart", cls="bar")) == len(OPEN_BY_REASON)
+    assert len(rendered.dom.find("rect", inside="ages-chart", cls="bar")) == len(AGES)
+    assert "42.8% of 7" in rendered.dom.text
+    width, height, shades = png_facts(screenshot)
+    assert (width, height) == (1280, 2400)
+    assert shades > 100  # text, charts and tables, not a blank page
+
+
+def test_the_browser_check_sees_a_page_that_calls_out(recorded: Recorded, tmp_path: Path):
+    page = tmp_path / "calls-out.html"
+    markup = recorded.page.read_text(encoding="utf-8")
+    without_policy = "\n".join(
+        line for line in markup.splitlines() if "Content-Security-Policy" not in line
+    )
+    page.write_text(
+        without_policy.replace("</main>", '<img src="http://127.0.0.1:9/x.png"></main>')
+    )
+
+    rendered = render(page, tmp_path)
+
+    assert rendered.requests == ["http://127.0.0.1:9/x.png"]
