@@ -102,6 +102,10 @@ class SourcesError(LedgerError, ValueError):
     source and the key."""
 
 
+class ResolutionRefused(LedgerError, ValueError):
+    """A break may not be matched by hand or written off as asked; the message says why."""
+
+
 # --- the audits -------------------------------------------------------------------------------
 
 

@@ -20,7 +20,7 @@ def declared_sources(settings: Settings, ledger: StreamingLedger) -> Sources:
     path = settings.reconciliation_file(ledger_schema(ledger))
     if not path.is_file():
         raise FileNotFoundError(f"no sources declared: {path} does not exist")
-    return load_sources(path, ledger.tables)
+    return load_sources(path, ledger.tables, ledger.streams)
 
 
 def run_reconciliation(

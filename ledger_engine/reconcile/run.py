@@ -20,9 +20,19 @@ from pathlib import Path
 from sqlalchemy import Engine
 
 from ledger_engine.reconcile.inbox import load_statements
-from ledger_engine.reconcile.matching import LedgerItem, Outcome, StatementItem
+from ledger_engine.reconcile.matching import (
+    DUPLICATE,
+    MISSING_IN_LEDGER,
+    Break,
+    ItemId,
+    LedgerItem,
+    Outcome,
+    StatementItem,
+)
+from ledger_engine.reconcile.matching.order import break_order
 from ledger_engine.reconcile.rules import Rule
 from ledger_engine.reconcile.sources import Source, Sources
+from ledger_engine.reconcile.write_offs import Settlement, settle_write_offs
 from ledger_engine.store.reconciliation import RunRecord, Scope, read_scope, record_run
 from ledger_engine.store.statements import FileOutcome
 
@@ -38,6 +48,7 @@ class SourceRun:
     scope: Scope
     outcome: Outcome
     record: RunRecord | None
+    settlements: tuple[Settlement, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -63,19 +74,26 @@ def reconcile(
     for source in sorted(sources.sources.values(), key=lambda s: s.folder):
         started_at = datetime.now(UTC)
         scope = read_scope(engine, source.name, source.table, ledger_rows_of(source))
-        outcome = matcher(scope.statement_items, scope.ledger_items, source.rules)
-        _check_complete(scope, outcome)
+        settlements, statement_items, ledger_items = settle_write_offs(
+            scope.pending_write_offs, scope.statement_items, scope.ledger_items
+        )
+        outcome = _duplicates_kept(
+            matcher(statement_items, ledger_items, source.rules), scope.open_duplicates
+        )
+        _check_complete(scope, outcome, settlements)
         record = None
         if not dry_run:
             record = record_run(
                 engine,
                 scope,
                 outcome,
+                rules=source.rules,
+                settlements=settlements,
                 sources_digest=sources.digest,
                 who=who,
                 started_at=started_at,
             )
-        runs.append(SourceRun(source.name, scope, outcome, record))
+        runs.append(SourceRun(source.name, scope, outcome, record, settlements))
     return ReconcileReport(files, tuple(runs))
 
 
@@ -89,14 +107,34 @@ def ledger_rows_of(source: Source) -> list[str] | None:
     return None
 
 
-def _check_complete(scope: Scope, outcome: Outcome) -> None:
-    """Every item considered ends in exactly one match or one break (the matcher's side of
-    the pair the store checks again before it commits)."""
-    seen_statement = [i for m in outcome.matches for i in m.statement_ids] + [
-        i for b in outcome.breaks for i in b.statement_ids
+def _duplicates_kept(outcome: Outcome, open_duplicates: frozenset[ItemId]) -> Outcome:
+    """`outcome`, where an entry of an open duplicate break that is still unmatched stays a
+    duplicate. The earlier identical entry it repeats was matched (or kept) by an earlier run,
+    which is why this run does not consider it, and the matcher, seeing the entry alone, would
+    call it missing in the ledger."""
+    if not open_duplicates:
+        return outcome
+    breaks = [
+        Break(DUPLICATE, b.account, b.statement_ids, ())
+        if b.reason == MISSING_IN_LEDGER and b.statement_ids[0] in open_duplicates
+        else b
+        for b in outcome.breaks
     ]
-    seen_ledger = [i for m in outcome.matches for i in m.ledger_ids] + [
-        i for b in outcome.breaks for i in b.ledger_ids
-    ]
+    return Outcome(outcome.matches, tuple(sorted(breaks, key=break_order)))
+
+
+def _check_complete(scope: Scope, outcome: Outcome, settlements: Sequence[Settlement]) -> None:
+    """Every item considered ends in exactly one match, settled write-off or break (the
+    matcher's side of the pair the store checks again before it commits)."""
+    seen_statement = (
+        [i for m in outcome.matches for i in m.statement_ids]
+        + [i for b in outcome.breaks for i in b.statement_ids]
+        + [i for s in settlements for i in s.write_off.statement_ids]
+    )
+    seen_ledger = (
+        [i for m in outcome.matches for i in m.ledger_ids]
+        + [i for b in outcome.breaks for i in b.ledger_ids]
+        + [i for s in settlements for i in s.ledger_ids]
+    )
     assert sorted(seen_statement) == sorted(i.id for i in scope.statement_items), scope.source
     assert sorted(seen_ledger) == sorted(i.id for i in scope.ledger_items), scope.source

@@ -31,6 +31,16 @@ declaration says how to read its files and which ledger rows they speak of::
     amount = "Amount"
     reference = "Reference"
 
+A source that people may write breaks off for names the stream that posts the adjusting event
+and the payload fields it fills (`ledger breaks write-off`, `ledger_engine.reconcile.resolve`)::
+
+    [sources."Main bank".write_off]
+    stream = "adjustments"        # a declared stream: account field, signed amount field
+    account = "account_id"        # the payload field naming the ledger row (this default)
+    amount = "amount"             # the field of the signed amount, in minor units (default)
+    reference = "reference"       # optional: the field given the write-off's request id
+    description = "description"   # optional: the field given the person's note
+
 Where a source gives neither `account` nor `accounts`, the statement's account ids are the
 ledger's keys themselves. Every key is checked when the file is read, and a mistake (a typo in
 a key, an unknown format, a CSV layout without an amount column) raises `SourcesError` naming
@@ -84,7 +94,9 @@ _SOURCE_KEYS = {
     "accounts",
     "csv",
     "rules",
+    "write_off",
 }
+_WRITE_OFF_KEYS = {"stream", "account", "amount", "reference", "description"}
 
 
 @dataclass(frozen=True)
@@ -103,6 +115,19 @@ class CsvLayout:
 
 
 @dataclass(frozen=True)
+class WriteOffStream:
+    """How a write-off of a source's break posts its adjusting event: the stream, and the
+    payload fields given the ledger row, the signed amount and, where named, the write-off's
+    request id and the person's note."""
+
+    stream: str
+    account_field: str = "account_id"
+    amount_field: str = "amount"
+    reference_field: str | None = None
+    description_field: str | None = None
+
+
+@dataclass(frozen=True)
 class Source:
     """One declared source of statements."""
 
@@ -115,6 +140,7 @@ class Source:
     accounts: Mapping[str, str] = field(default_factory=dict)
     csv: CsvLayout | None = None
     rules: tuple[Rule, ...] = ()  # in priority order (`ledger_engine.reconcile.rules`)
+    write_off: WriteOffStream | None = None  # None: its breaks cannot be written off
 
     @property
     def folder(self) -> str:
@@ -143,19 +169,26 @@ class Sources:
     digest: str
 
 
-def load_sources(path: Path, tables: Mapping[str, Any] | None = None) -> Sources:
+def load_sources(
+    path: Path,
+    tables: Mapping[str, Any] | None = None,
+    streams: Mapping[str, Any] | None = None,
+) -> Sources:
     """Read and check the declaration file at `path`. With `tables` (a ledger's declared
-    tables), each source's table must be one of them."""
+    tables), each source's table must be one of them; with `streams`, each write-off's
+    stream."""
     raw = Path(path).read_bytes()
     try:
         document = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as wrong:
         raise SourcesError(f"{path}: not a TOML file: {wrong}") from None
-    return Sources(parse_sources(document, tables), hashlib.sha256(raw).hexdigest())
+    return Sources(parse_sources(document, tables, streams), hashlib.sha256(raw).hexdigest())
 
 
 def parse_sources(
-    document: Mapping[str, Any], tables: Mapping[str, Any] | None = None
+    document: Mapping[str, Any],
+    tables: Mapping[str, Any] | None = None,
+    streams: Mapping[str, Any] | None = None,
 ) -> dict[str, Source]:
     """The sources of a parsed TOML document (see the module's docstring)."""
     _only_keys("the file", document, {"version", "sources"})
@@ -166,14 +199,16 @@ def parse_sources(
     declared = document.get("sources", {})
     if not isinstance(declared, Mapping):
         raise SourcesError("[sources] must be a table of sources")
-    sources = {name: _source(name, body, tables) for name, body in declared.items()}
+    sources = {name: _source(name, body, tables, streams) for name, body in declared.items()}
     folders = [s.folder for s in sources.values()]
     if len(set(folders)) != len(folders):
         raise SourcesError("two sources' names derive the same inbox folder; rename one")
     return sources
 
 
-def _source(name: str, body: Any, tables: Mapping[str, Any] | None) -> Source:
+def _source(
+    name: str, body: Any, tables: Mapping[str, Any] | None, streams: Mapping[str, Any] | None
+) -> Source:
     where = f"source {name!r}"
     problem = label_problem("source", name)
     if problem is not None:
@@ -216,6 +251,28 @@ def _source(name: str, body: Any, tables: Mapping[str, Any] | None) -> Source:
         accounts=dict(accounts),
         csv=layout,
         rules=parse_rules(where, body.get("rules", [])),
+        write_off=_write_off(f"{where} [write_off]", body.get("write_off"), streams),
+    )
+
+
+def _write_off(where: str, body: Any, streams: Mapping[str, Any] | None) -> WriteOffStream | None:
+    if body is None:
+        return None
+    if not isinstance(body, Mapping):
+        raise SourcesError(f"{where} must be a table")
+    _only_keys(where, body, _WRITE_OFF_KEYS)
+    stream = _text(where, body, "stream")
+    if streams is not None and stream not in streams:
+        raise SourcesError(f"{where}: the ledger declares no stream {stream!r}")
+    fields = {key: _text(where, body, key) for key in _WRITE_OFF_KEYS - {"stream"} if key in body}
+    if len(set(fields.values())) != len(fields):
+        raise SourcesError(f"{where}: each payload field may be named once")
+    return WriteOffStream(
+        stream,
+        account_field=fields.get("account", "account_id"),
+        amount_field=fields.get("amount", "amount"),
+        reference_field=fields.get("reference"),
+        description_field=fields.get("description"),
     )
 
 

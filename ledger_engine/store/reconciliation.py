@@ -6,7 +6,9 @@ ledger's movements of batches committed since then, plus every item still in an 
 every earlier item is matched or in one, so the run costs what is new and what is open, not
 the ledger's history. `record_run` then writes the matches, resolves the open breaks whose
 items are now matched, keeps the breaks that still hold, supersedes those whose reason
-changed and opens the new ones; before it commits it counts, in the database, that every item
+changed, settles the write-offs whose adjusting event it found committed
+(`ledger_engine.reconcile.write_offs`) and opens the new breaks, and records the rules it
+matched by; before it commits it counts, in the database, that every item
 considered is in exactly one match or one open break.
 """
 
@@ -20,6 +22,8 @@ from psycopg2.extras import NamedTupleCursor, execute_values
 from sqlalchemy import Engine
 
 from ledger_engine.reconcile.matching import Break, LedgerItem, Outcome, StatementItem
+from ledger_engine.reconcile.rules import Rule
+from ledger_engine.reconcile.write_offs import PendingWriteOff, Settlement
 from ledger_engine.store.sql_files import statement
 
 # An arbitrary constant naming "reconciliation of a source" among the platform's advisory locks.
@@ -38,6 +42,8 @@ class Scope:
     through_file: int
     statement_items: tuple[StatementItem, ...]
     ledger_items: tuple[LedgerItem, ...]
+    pending_write_offs: tuple[PendingWriteOff, ...] = ()
+    open_duplicates: frozenset[tuple[int, ...]] = frozenset()  # entries in duplicate breaks
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,7 @@ class RunRecord:
     matches: int
     breaks_opened: int
     breaks_closed: int
+    written_off: int = 0
 
 
 class ScopeMoved(RuntimeError):
@@ -90,6 +97,10 @@ def read_scope(
             LedgerItem((batch, position, seq), key, amount, day, reference, description, request)
             for batch, position, seq, key, amount, day, reference, description, request in cursor
         )
+        cursor.execute(statement("reconciliation/pending_write_offs"), (source,))
+        pending = tuple(_pending_write_off(*row) for row in cursor.fetchall())
+        cursor.execute(statement("reconciliation/open_duplicates"), (source,))
+        duplicates = frozenset(cursor.fetchall())
     return Scope(
         source,
         after_batch,
@@ -98,7 +109,17 @@ def read_scope(
         through_file,
         statement_items,
         ledger_items,
+        pending,
+        duplicates,
     )
+
+
+def _pending_write_off(
+    break_id, account, file_id, position, batch, change_position, seq, request_id, who, note
+) -> PendingWriteOff:
+    entries = () if file_id is None else ((file_id, position),)
+    changes = () if batch is None else ((batch, change_position, seq),)
+    return PendingWriteOff(break_id, account, entries, changes, request_id, who, note)
 
 
 def list_open_breaks(engine: Engine) -> list[tuple]:
@@ -141,18 +162,21 @@ def record_run(
     scope: Scope,
     outcome: Outcome,
     *,
+    rules: Sequence[Rule],
+    settlements: Sequence[Settlement] = (),
     sources_digest: str,
     who: str,
     started_at: datetime,
 ) -> RunRecord:
-    """Write `outcome`, decided over `scope`, in one transaction (see the module); raises
-    `ScopeMoved` if another run of the source recorded since `scope` was read."""
+    """Write `outcome`, decided by `rules` over `scope` less the items of the write-offs
+    `settlements` settle, in one transaction (see the module); raises `ScopeMoved` if another
+    run of the source recorded since `scope` was read."""
     with engine.begin() as conn:
         cursor = conn.connection.cursor()
         cursor.execute(statement("reconciliation/lock"), (RECONCILE_LOCK, scope.source))
         if _last_run(cursor, scope.source) != (scope.after_batch, scope.after_file):
             raise ScopeMoved(f"another run of source {scope.source!r} recorded meanwhile")
-        plan = _plan_breaks(cursor, scope.source, outcome)
+        plan = _plan_breaks(cursor, scope.source, outcome, settlements)
         cursor.execute(
             statement("reconciliation/insert_run"),
             (
@@ -170,10 +194,97 @@ def record_run(
             ),
         )
         run_id = cursor.fetchone()[0]
+        _insert_rules(cursor, run_id, rules)
         match_of = _insert_matches(cursor, scope.source, run_id, outcome, who)
         _apply_breaks(cursor, scope.source, run_id, plan, match_of, who)
+        _settle_write_offs(cursor, scope.source, run_id, settlements)
         _check_settled(cursor, scope)
-    return RunRecord(run_id, len(outcome.matches), len(plan.opening), len(plan.closing))
+    closed = len(plan.closing) + len(settlements)
+    return RunRecord(run_id, len(outcome.matches), len(plan.opening), closed, len(settlements))
+
+
+def _insert_rules(cursor, run_id: int, rules: Sequence[Rule]) -> None:
+    rows = [
+        (
+            run_id,
+            rule.priority,
+            rule.name,
+            rule.strategy,
+            rule.amount.tolerance,
+            rule.amount.relative,
+            rule.window_days,
+        )
+        for rule in rules
+    ]
+    if rows:
+        execute_values(cursor, statement("reconciliation/insert_run_rules"), rows)
+
+
+def insert_match(
+    cursor,
+    *,
+    source: str,
+    run_id: int | None,
+    kind: str,
+    rule: str | None,
+    account: str,
+    differences: tuple[int, int],
+    who: str,
+    note: str | None,
+    items: tuple[Sequence[tuple[int, ...]], Sequence[tuple[int, ...]]],
+) -> int:
+    """Insert one match and its items (statement entries, ledger changes); its id."""
+    amount_difference, date_difference_days = differences
+    cursor.execute(
+        statement("reconciliation/insert_match"),
+        (run_id, source, kind, rule, account, amount_difference, date_difference_days, who, note),
+    )
+    match_id = cursor.fetchone()[0]
+    entries, changes = items
+    if entries:
+        execute_values(
+            cursor,
+            statement("reconciliation/insert_matched_entries"),
+            [(*item, match_id) for item in entries],
+        )
+    if changes:
+        execute_values(
+            cursor,
+            statement("reconciliation/insert_matched_changes"),
+            [(source, *item, match_id) for item in changes],
+        )
+    return match_id
+
+
+def _settle_write_offs(cursor, source: str, run_id: int, settlements: Sequence[Settlement]) -> None:
+    """Each settled write-off: its match (the break's items and the adjustment), the break
+    resolved as written off, in the break's history with the adjusting event's request id."""
+    for settled in settlements:
+        posted = settled.write_off
+        match_id = insert_match(
+            cursor,
+            source=source,
+            run_id=run_id,
+            kind="write_off",
+            rule=None,
+            account=posted.account,
+            differences=(settled.amount_difference, settled.date_difference_days),
+            who=posted.who,
+            note=posted.note,
+            items=(posted.statement_ids, settled.ledger_ids),
+        )
+        cursor.execute(statement("reconciliation/resolve_break"), ("written_off", posted.break_id))
+        assert cursor.rowcount == 1, f"break {posted.break_id} was open"
+        append_history(
+            cursor,
+            posted.break_id,
+            "written_off",
+            posted.who,
+            run_id,
+            match_id,
+            note=posted.note,
+            request_id=posted.request_id,
+        )
 
 
 def _insert_matches(cursor, source: str, run_id: int, outcome: Outcome, who: str) -> dict:
@@ -186,6 +297,7 @@ def _insert_matches(cursor, source: str, run_id: int, outcome: Outcome, who: str
             (
                 run_id,
                 source,
+                "rule",
                 match.rule,
                 match.account,
                 match.amount_difference,
@@ -230,11 +342,17 @@ class _BreakPlan:
     opening: dict[BreakKey, Break]
 
 
-def _plan_breaks(cursor, source: str, outcome: Outcome) -> _BreakPlan:
+def _plan_breaks(
+    cursor, source: str, outcome: Outcome, settlements: Sequence[Settlement]
+) -> _BreakPlan:
+    """What becomes of the open breaks (those the settled write-offs close are left out: the
+    settling closes them), and which breaks open."""
+    settled = {s.write_off.break_id for s in settlements}
     cursor.execute(statement("reconciliation/open_breaks"), (source,))
     open_now = {
         (reason, None if f is None else (f, p), None if b is None else (b, cp, cs)): break_id
         for break_id, reason, f, p, b, cp, cs in cursor.fetchall()
+        if break_id not in settled
     }
     decided = {(b.reason, *_break_items(b)): b for b in outcome.breaks}
     return _BreakPlan(
@@ -253,7 +371,7 @@ def _apply_breaks(
         resolution = "matched" if matched is not None else "superseded"
         cursor.execute(statement("reconciliation/resolve_break"), (resolution, break_id))
         assert cursor.rowcount == 1, f"break {break_id} was open"
-        _history(cursor, break_id, resolution, who, run_id, matched)
+        append_history(cursor, break_id, resolution, who, run_id, matched)
     for (_, entry, change), item in plan.opening.items():
         cursor.execute(
             statement("reconciliation/insert_break"),
@@ -267,22 +385,31 @@ def _apply_breaks(
                 run_id,
             ),
         )
-        _history(cursor, cursor.fetchone()[0], "opened", who, run_id, None)
+        append_history(cursor, cursor.fetchone()[0], "opened", who, run_id, None)
 
 
-def _history(
-    cursor, break_id: int, action: str, who: str, run_id: int | None, match_id: int | None
+def append_history(
+    cursor,
+    break_id: int,
+    action: str,
+    who: str,
+    run_id: int | None,
+    match_id: int | None,
+    *,
+    note: str | None = None,
+    request_id: str | None = None,
 ) -> None:
+    """The next step of a break's history."""
     cursor.execute(
         statement("reconciliation/insert_history"),
         {
             "break_id": break_id,
             "action": action,
             "who": who,
-            "note": None,
+            "note": note,
             "run_id": run_id,
             "match_id": match_id,
-            "request_id": None,
+            "request_id": request_id,
         },
     )
 
