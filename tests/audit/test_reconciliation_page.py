@@ -115,6 +115,7 @@ OPEN_BY_REASON = {
     "duplicate": 1,  # R1 again
 }
 STATEMENT_SIDE, LEDGER_SIDE = (3, 7), (3, 6)
+RUN_SIDES = {HOSTILE: [(1, 2), (1, 2)], "Main bank": [(2, 5), (2, 4)]}
 # Breaks backdated by days (by their statement reference or request id), one per older bucket.
 BACKDATED = {"d3": 40, "R2": 10, "R9": 2}
 AGES = [("< 1 day", 3), ("1–7 days", 1), ("7–30 days", 1), ("≥ 30 days", 1)]
@@ -196,7 +197,22 @@ def test_the_page_names_each_run_its_source_who_and_what_it_considered(recorded:
     shown = page.body_rows("runs")
     assert [row[:3] for row in shown] == [[str(i), source, who] for i, source, who in runs]
     files = {HOSTILE: "2026-11-02.csv", BANK.name: "2026-11-02.xml"}
-    assert [row[4:6] for row in shown] == [["batch 0", files[source]] for _, source, _ in runs]
+    considered = [f"ledger: batch 0 statements: {files[source]}" for _, source, _ in runs]
+    assert [row[4] for row in shown] == considered
+    for row, (run_id, source, _) in zip(shown, runs, strict=True):
+        sides = database_sides(recorded.engine, [run_id])
+        assert sides == RUN_SIDES[source]
+        assert row[5:9] == [
+            *(f"{m} of {n} {100 * m / n:.1f}%" for m, n in sides),  # rates exact to a tenth here
+            *map(
+                str,
+                rows(
+                    recorded.engine,
+                    "SELECT breaks_opened, breaks_closed FROM ledger_recon_runs WHERE run_id = :id",
+                    id=run_id,
+                )[0],
+            ),
+        ]
     assert ORIGIN in page.text
 
 
@@ -375,7 +391,7 @@ def test_chromium_draws_the_charts_without_a_console_message_or_a_request(
     screenshot.unlink(missing_ok=True)
     shutil.copyfile(recorded.page, ARTIFACTS / "reconciliation-page.html")
 
-    rendered = render(recorded.page, tmp_path, screenshot)
+    rendered = render(recorded.page, tmp_path, screenshot, height=2700)
 
     assert rendered.console == []
     assert rendered.requests == []
@@ -386,7 +402,7 @@ def test_chromium_draws_the_charts_without_a_console_message_or_a_request(
     assert len(rendered.dom.find("rect", inside="ages-chart", cls="bar")) == len(AGES)
     assert "42.8% of 7" in rendered.dom.text
     width, height, shades = png_facts(screenshot)
-    assert (width, height) == (1280, 2400)
+    assert (width, height) == (1280, 2700)
     assert shades > 100  # text, charts and tables, not a blank page
 
 

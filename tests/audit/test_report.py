@@ -280,6 +280,7 @@ def test_chromium_draws_the_charts_without_a_console_message(
     rendered = render(page, tmp_path, screenshot)
 
     assert rendered.console == []
+    assert rendered.requests == []  # works offline: nothing fetched from anywhere
     assert charts_drawn(rendered)
     assert len(rendered.dom.find("circle", inside="throughput-chart", cls="point")) == len(BATCHES)
     assert len(rendered.dom.find("polyline", inside="throughput-chart", cls="line")) == 1

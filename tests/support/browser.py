@@ -32,9 +32,12 @@ class Rendered:
     requests: list[str]  # the URL of every network request the page made
 
 
-def render(page: Path, scratch: Path, screenshot: Path | None = None) -> Rendered:
-    """Open `page` in headless Chromium: its DOM after the scripts ran, its console, and the
-    network requests it made (from Chromium's net log)."""
+def render(
+    page: Path, scratch: Path, screenshot: Path | None = None, *, height: int = 2400
+) -> Rendered:
+    """Open `page` in headless Chromium, in a window 1280 wide and `height` high (the
+    screenshot's size): its DOM after the scripts ran, its console, and the network requests
+    it made (from Chromium's net log)."""
     if not CHROMIUM.exists():
         pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (scripts/test.sh does)")
     profile = scratch / f"chromium-profile-{page.stem}"
@@ -54,7 +57,7 @@ def render(page: Path, scratch: Path, screenshot: Path | None = None) -> Rendere
         "--v=0",
         f"--log-net-log={net_log}",
         "--hide-scrollbars",
-        "--window-size=1280,2400",
+        f"--window-size=1280,{height}",
         "--dump-dom",
     ]
     if screenshot is not None:

@@ -27,6 +27,9 @@ commit latency was recorded (sql/0010) read 0 commit seconds, shown as "not meas
 Beside each page, `audit-<stamp>.json` holds its verdict and counts, from which the index
 is rebuilt after every run.
 
+A reconciliation (`ledger reconcile`, the `ledger_reconcile` DAG) has a page of its own,
+`reconciliation-<stamp>.html`, listed in the same index: see `reconciliation`.
+
 The package, one idea a module:
 
 - `queries`: the SQL reads of the ledger and the dataclasses they fill (`LedgerView`);
@@ -35,7 +38,10 @@ The package, one idea a module:
 - `context`: what a page and the index show, derived from an `AuditReport` and a `LedgerView`;
 - `render`: the HTML, from the Jinja2 templates in `templates/` (autoescaped);
 - `formats`: how numbers, times and counts read (the templates' filters);
-- `assets`: the inline style and script (`static/`) and the Content Security Policy naming them.
+- `assets`: the inline style and script (`static/`) and the Content Security Policy naming them;
+- `reconciliation`: a reconciliation's page (`write_reconciliation_page`), from
+  `reconciliation_queries` (its reads, SQL in `audit/sql/report_reconciliation_*.sql`) and
+  `reconciliation_context` (what it shows, and its row of the index).
 """
 
 from ledger_engine.audit.report.context import MAX_FINDINGS
@@ -49,6 +55,7 @@ from ledger_engine.audit.report.queries import (
     Totals,
     read_ledger,
 )
+from ledger_engine.audit.report.reconciliation import write_reconciliation_page
 from ledger_engine.audit.report.render import render_index, render_page
 from ledger_engine.audit.report.store import latest_report, write_report
 
@@ -66,5 +73,6 @@ __all__ = [
     "read_ledger",
     "render_index",
     "render_page",
+    "write_reconciliation_page",
     "write_report",
 ]

@@ -30,8 +30,9 @@ _SUITE_TITLES = {
     "replay": "Replay",
     "pipeline": "Pipeline run",
     "invariants": "Declared invariants",
+    "reconciliation": "Reconciliation",  # Great Expectations' rules over reconciliation's tables
 }
-_LINK_TEXTS = {"great_expectations": "Data Docs"}
+_LINK_TEXTS = {"great_expectations": "Data Docs", "reconciliation": "Data Docs"}
 _LINK_SCHEMES = ("", "file", "http", "https")  # never javascript: or data:
 
 # The index's number columns: (heading, key of the run's summary), in the order shown.

@@ -5,10 +5,10 @@ A reconciliation records one run per declared source (`ledger_recon_runs`); its 
 that set of runs. From the top: the outcome in a sentence and the figures; which runs, of
 which sources, by whom, when, over which ledger batches and statement files; the match rate
 of each side (items matched of items considered: statement entries, ledger entries) as
-figures and a chart; the open breaks by reason and by age (charts); the oldest open breaks,
-one a row; each account's drift (the balance its last statement stated against the ledger's
-balance as of that moment), the accounts that drift highlighted. Every chart has a table of
-the same numbers under it.
+figures and a chart; the open breaks by reason and by age (charts); each account's drift (the
+balance its last statement stated against the ledger's balance as of that moment), the
+accounts that drift first and highlighted; the oldest open breaks, one a row. Every chart has
+a table of the same numbers under it.
 
 The page is one self-contained file like an audit page (inline style and script, a Content
 Security Policy allowing only them), named `reconciliation-<UTC time>.html`, with its summary

@@ -22,7 +22,7 @@ from sqlalchemy import Connection, Engine, text
 from ledger_engine.audit.sql_files import audit_query
 
 OLDEST_BREAKS = 20  # the open breaks listed one per row, oldest first
-DRIFT_ROWS = 200  # at most this many accounts in the drift table (drifting ones first)
+DRIFT_ROWS = 100  # at most this many accounts in the drift table (drifting ones first)
 AGE_EDGES = (1, 7, 30)  # days: the open breaks' age buckets are <1, 1–7, 7–30 and >=30 days
 
 
