@@ -1,7 +1,8 @@
-"""What the ledger's two Airflow DAGs are made of: their shared settings (`ledger_dag`), an
+"""What the ledger's Airflow DAGs are made of: their shared settings (`ledger_dag`), an
 audit part's task (`audit_part`) and the report task that ends an audit (`audit_report`), so
 that `dags/ledger_pipeline.py` (the batch audit after every run) and `dags/ledger_replay.py`
-(the daily full audit) hold only their flow.
+(the daily full audit) hold only their flow; `dags/ledger_reconcile.py` shares the settings
+and runs on its statement asset and a schedule (`on_asset_and_schedule`).
 
 The DAG processor imports this module whenever it parses a DAG file, so it imports only
 Airflow's SDK, pendulum and nothing of the platform: every task body imports
@@ -19,7 +20,15 @@ from datetime import timedelta
 from typing import Any
 
 import pendulum
-from airflow.sdk import TriggerRule, XComArg, dag, task
+from airflow.sdk import (
+    Asset,
+    AssetOrTimeSchedule,
+    CronTriggerTimetable,
+    TriggerRule,
+    XComArg,
+    dag,
+    task,
+)
 
 # The kinds of audit, as `ledger_engine.audit.findings` names them (`BATCHES`, `FULL`): spelled
 # again here because importing that package at parse time would load the platform;
@@ -56,14 +65,15 @@ def ledger_dag(
     dag_id: str,
     *,
     description: str,
-    schedule: str | None,
+    schedule: str | Asset | AssetOrTimeSchedule | None,
     dagrun_timeout: timedelta,
     tags: list[str],
     doc_md: str | None,
 ) -> Callable[[Callable[[], None]], Callable[..., Any]]:
     """Airflow's `@dag` with what every ledger DAG shares: no catch-up, one run at a time (two
-    runs must never drive the same streaming checkpoint, nor write one audit mark twice), no
-    retries (a failed audit is a finding, not a glitch to try again), no params."""
+    runs must never drive the same streaming checkpoint, write one audit mark twice, nor
+    record one source's reconciliation at once), no retries (a failed audit is a finding, not
+    a glitch to try again), no params."""
     return dag(
         dag_id=dag_id,
         description=description,
@@ -75,6 +85,17 @@ def ledger_dag(
         default_args={"owner": "ledger", "retries": 0},
         tags=tags,
         doc_md=doc_md,
+    )
+
+
+def on_asset_and_schedule(asset: Asset, schedule: str | None) -> Asset | AssetOrTimeSchedule:
+    """A DAG's schedule that runs it whenever `asset` is updated and also on `schedule` (a
+    cron expression or preset, in UTC as every ledger DAG's), or only on the asset's updates
+    (and by hand) where `schedule` is None."""
+    if schedule is None:
+        return asset
+    return AssetOrTimeSchedule(
+        timetable=CronTriggerTimetable(schedule, timezone="UTC"), assets=asset
     )
 
 

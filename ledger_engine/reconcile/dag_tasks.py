@@ -1,0 +1,112 @@
+"""The bodies of the `ledger_reconcile` DAG's tasks (`dags/ledger_reconcile.py`): the DAG file
+holds the flow and a line per task, the work is here.
+
+- `reconcile_task` runs the reconciliation job (`reconcile.job`: the statements landed since
+  the last run loaded, each declared source matched on Spark, its matches and breaks recorded)
+  and returns the run's summary for XCom: per source its items, matches, breaks by reason and
+  the run recorded.
+- `page_task` writes the HTML page of the runs it recorded
+  (`audit.report.reconciliation.write_reconciliation_page`).
+
+Open breaks are the business state reconciliation exists to show, not a failure of the run:
+a task fails only when reconciliation itself fails (a mistake in the declaration, a statement
+inbox or a database it cannot reach, Spark failing, another run of a source recording first).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from typing import Any
+
+from ledger_engine.apps import load_ledger
+from ledger_engine.config import Settings
+from ledger_engine.reconcile.job import declared_sources, run_reconciliation
+from ledger_engine.reconcile.run import ReconcileReport
+from ledger_engine.reconcile.sources import Sources
+
+
+def reconcile_task(who: str, log: logging.Logger) -> dict[str, Any]:
+    """Reconcile every declared source, recording the run as `who`; return its summary
+    (`reconcile_summary`). A ledger that declares no sources (and names no declaration file
+    of its own) has nothing to reconcile: the task is skipped."""
+    settings = Settings.from_env()
+    ledger = load_ledger(settings.app)
+    sources = _declared(settings, ledger)
+    log.info("statements %s, Spark master %s", settings.statements, settings.spark_master)
+    summary = reconcile_summary(run_reconciliation(settings, ledger, sources, who=who))
+    for loaded in summary["files"]:
+        log.info("statement %s", loaded)
+    for name, part in summary["sources"].items():
+        log.info("source %s: %s", name, part)
+    return summary
+
+
+def reconcile_summary(report: ReconcileReport) -> dict[str, Any]:
+    """What a run did, as plain values: the files it loaded, and per source the items it
+    considered, its matches, its open breaks by reason (those it opened and those it kept),
+    the breaks it opened and closed and the run it recorded; `run_ids` lists those runs."""
+    sources = {}
+    for part in report.sources:
+        record = part.record
+        sources[part.source] = {
+            "run_id": record.run_id if record is not None else None,
+            "statement_items": len(part.scope.statement_items),
+            "ledger_items": len(part.scope.ledger_items),
+            "matches": len(part.outcome.matches),
+            "breaks": dict(sorted(Counter(b.reason for b in part.outcome.breaks).items())),
+            "breaks_opened": record.breaks_opened if record is not None else 0,
+            "breaks_closed": record.breaks_closed if record is not None else 0,
+        }
+    return {
+        "files": [
+            {
+                "source": f.source,
+                "file": f.file_name,
+                "outcome": f.outcome,
+                "entries": f.entries,
+                "rejected": f.rejected,
+            }
+            for f in report.files
+        ],
+        "sources": sources,
+        "run_ids": [p["run_id"] for p in sources.values() if p["run_id"] is not None],
+    }
+
+
+def page_task(run_ids: list[int], origin: str, log: logging.Logger) -> dict[str, Any]:
+    """Write the reconciliation page of the runs `run_ids` (a DAG run's, named `origin` on
+    the page) under the reports folder; return its path."""
+    from ledger_engine.audit.report.reconciliation import write_reconciliation_page
+    from ledger_engine.store.database import open_views
+
+    settings = Settings.from_env()
+    ledger = load_ledger(settings.app)
+    sources = _declared(settings, ledger)
+    engine = open_views(settings, ledger)
+    try:
+        page = write_reconciliation_page(
+            settings.reports, engine, run_ids, origin=origin, money=_money(sources)
+        )
+    finally:
+        engine.dispose()
+    log.info("reconciliation page: %s", page)
+    return {"page": str(page), "run_ids": list(run_ids)}
+
+
+def _declared(settings: Settings, ledger) -> Sources:
+    """The ledger's sources; the task is skipped where the ledger declares none in the file
+    beside its expectations (a declaration file named by the settings must exist)."""
+    try:
+        return declared_sources(settings, ledger)
+    except FileNotFoundError:
+        if settings.reconciliation is not None:
+            raise
+        from airflow.sdk.exceptions import AirflowSkipException
+
+        raise AirflowSkipException("the ledger declares no statement sources") from None
+
+
+def _money(sources: Sources) -> dict[str, tuple[str, int]]:
+    """Each source's currency and precision, the page's amounts are shown in."""
+    return {name: (s.currency, s.precision) for name, s in sources.sources.items()}

@@ -1,0 +1,428 @@
+"""The `ledger_reconcile` DAG: it parses without importing the platform, runs when a statement
+lands (the statement asset's watcher), daily unless told otherwise, and by hand; a whole run
+with `dag.test()` over a committed bank ledger loads the landed statement, records a run with
+its breaks (a green run: breaks are the business state, not a failure) and writes its page; a
+second run with nothing new records a run that opens and closes nothing; a run fails only when
+reconciliation itself fails. The watcher's trigger, run as the triggerer runs it against a
+statement inbox, fires once when a file lands whole, not before, and never for one a run has
+loaded.
+
+Each Airflow call runs in a subprocess with an isolated AIRFLOW_HOME and the `LEDGER_*`
+settings of the test: see conftest.py.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine
+
+from ledger_engine.reconcile.inbox import land_statement, load_statements
+from ledger_engine.reconcile.matching import (
+    AMOUNT_MISMATCH,
+    MISSING_IN_LEDGER,
+    MISSING_IN_STATEMENT,
+)
+from ledger_engine.reconcile.sources import Sources, load_sources
+from ledger_engine.store.database import connect
+from tests.dags.conftest import DAGS_FOLDER, REPO_ROOT, RUNNER, run_logged
+from tests.support.bank import deposit
+from tests.support.database import rows
+from tests.support.events import event_file
+from tests.support.statements import Entry, Statement, camt053_document
+
+DAG_ID = "ledger_reconcile"
+TASKS = ["reconcile_statements", "write_reconciliation_page"]
+# The bank's own declaration (expectations/bank/reconciliation.toml), read by the DAG's tasks
+# from its default place: one camt.053 source, "Main bank", naming accounts by their keys.
+DECLARATION = REPO_ROOT / "expectations" / "bank" / "reconciliation.toml"
+SOURCE = "Main bank"
+
+MOVEMENTS = [
+    deposit("d1", "alice", 10_000, reference="R1", value_date="2026-11-02"),
+    deposit("d2", "alice", 5_000, reference="R2", value_date="2026-11-03"),
+    deposit("d3", "alice", 700, reference="R3", value_date="2026-11-03"),
+]
+# What the bank says of alice: R1 as booked, R2 for 55.00 instead of 50.00, an R9 the ledger
+# never saw; it says nothing of R3.
+STATEMENT = camt053_document(
+    [
+        Statement(
+            "alice",
+            iban=False,
+            entries=[
+                Entry(10_000, booking_date=date(2026, 11, 2), reference="R1"),
+                Entry(5_500, booking_date=date(2026, 11, 3), reference="R2"),
+                Entry(1_200, booking_date=date(2026, 11, 4), reference="R9"),
+            ],
+        )
+    ]
+)
+BREAKS = {AMOUNT_MISMATCH: 1, MISSING_IN_LEDGER: 1, MISSING_IN_STATEMENT: 1}
+
+
+def bank_sources() -> Sources:
+    return load_sources(DECLARATION)
+
+
+# --- Parsing ------------------------------------------------------------------------------
+
+# Run in a subprocess (see conftest.py): what the DAG's schedule says, read from the DAG
+# object Airflow parsed, and the watcher's trigger rebuilt from its serialized form as the
+# triggerer rebuilds it.
+SCHEDULE = """
+import importlib, json, sys
+from airflow.models import DagBag
+
+def import_string(classpath):  # as the triggerer finds a trigger's class
+    module, _, name = classpath.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+dag = DagBag(dag_folder=sys.argv[1]).dags["ledger_reconcile"]
+timetable = dag.timetable
+assets = getattr(timetable, "asset_condition", None)
+cron = getattr(timetable, "timetable", None)
+watchers = []
+for watcher in assets.watchers:
+    classpath, kwargs = watcher.trigger.serialize()
+    rebuilt = import_string(classpath)(**kwargs)
+    watchers.append({
+        "name": watcher.name,
+        "classpath": classpath,
+        "kwargs": kwargs,
+        "rebuilt": rebuilt.serialize() == (classpath, kwargs),
+    })
+print(json.dumps({
+    "timetable": type(timetable).__name__,
+    "cron": getattr(cron, "expression", None),
+    "asset": {"name": assets.name, "uri": assets.uri},
+    "watchers": watchers,
+}))
+"""
+
+
+def schedule_of(env: dict[str, str]) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-c", SCHEDULE, str(DAGS_FOLDER)],
+        env=env,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_reconcile_dag_parses_reading_only_the_settings(parsed: dict) -> None:
+    assert parsed["import_errors"] == {}
+    assert Path(parsed["dags"][DAG_ID]["fileloc"]).name == "ledger_reconcile.py"
+    assert parsed["modules_loaded_by_parsing"] == []
+
+
+def test_it_reconciles_then_writes_the_page_one_run_at_a_time(parsed: dict) -> None:
+    dag = parsed["dags"][DAG_ID]
+    assert dag["task_ids"] == TASKS, "topological order"
+    assert dag["tasks"]["write_reconciliation_page"]["upstream"] == ["reconcile_statements"]
+    assert all(dag["tasks"][t]["retries"] == 0 for t in TASKS)
+    assert dag["max_active_runs"] == 1
+    assert dag["catchup"] is False
+    assert dag["params"] == [], "the DAG needs no params or run conf"
+    assert {"ledger", "reconciliation"} <= set(dag["tags"])
+
+
+def test_it_runs_when_a_statement_lands_and_daily(airflow_base_env: dict[str, str]) -> None:
+    statements = Path("/srv/ledger/statements")
+    schedule = schedule_of(airflow_base_env | {"LEDGER_STATEMENTS": str(statements)})
+
+    assert schedule["timetable"] == "AssetOrTimeSchedule"
+    assert schedule["cron"] == "0 0 * * *", "@daily"
+    assert schedule["asset"] == {"name": "ledger_statements", "uri": statements.as_uri()}
+    assert schedule["watchers"] == [
+        {
+            "name": "statement_landed",
+            "classpath": "ledger_engine.reconcile.trigger.StatementLanded",
+            "kwargs": {"poll_seconds": 30.0},
+            "rebuilt": True,
+        }
+    ]
+
+
+def test_the_daily_run_can_be_turned_off_and_the_watcher_slowed(
+    airflow_base_env: dict[str, str],
+) -> None:
+    schedule = schedule_of(
+        airflow_base_env
+        | {"LEDGER_RECONCILE_SCHEDULE": "none", "LEDGER_STATEMENT_POLL_SECONDS": "300"}
+    )
+
+    assert schedule["timetable"] == "AssetTriggeredTimetable", "statements and by hand only"
+    assert [w["kwargs"] for w in schedule["watchers"]] == [{"poll_seconds": 300.0}]
+
+
+# --- The watcher's trigger, as the triggerer runs it ----------------------------------------
+
+# Run in a subprocess with the test's settings: the trigger rebuilt from its serialized form,
+# its `run()` driven while the test's statement inbox changes, what it yielded when.
+WATCH = """
+import asyncio, importlib, json, sys
+from pathlib import Path
+from ledger_engine.reconcile.trigger import StatementLanded
+
+def import_string(classpath):  # as the triggerer finds a trigger's class
+    module, _, name = classpath.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+folder, name, raw = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]).read_bytes()
+
+async def polls(trigger, n):
+    target = trigger.polls + n
+    while trigger.polls < target:
+        await asyncio.sleep(0.01)
+
+async def main():
+    classpath, kwargs = StatementLanded(poll_seconds=0.05).serialize()
+    trigger = import_string(classpath)(**kwargs)
+    events = trigger.run()
+    seen = {}
+    waiting = asyncio.ensure_future(anext(events))
+    await asyncio.wait_for(polls(trigger, 3), 60)
+    seen["with_the_loaded_file_only"] = waiting.done()
+    hidden = folder / f".{name}.tmp"
+    hidden.write_bytes(raw)
+    await asyncio.wait_for(polls(trigger, 3), 60)
+    seen["while_landing"] = waiting.done()
+    hidden.replace(folder / name)
+    seen["fired"] = (await asyncio.wait_for(waiting, 60)).payload
+    waiting = asyncio.ensure_future(anext(events))
+    await asyncio.wait_for(polls(trigger, 3), 60)
+    seen["fired_again"] = waiting.done()
+    waiting.cancel()
+    print(json.dumps(seen))
+
+asyncio.run(main())
+"""
+
+
+def test_the_watcher_fires_once_for_a_statement_landed_whole_and_none_loaded(
+    airflow_base_env: dict[str, str], database_url: str, engine: Engine, tmp_path: Path
+) -> None:
+    sources = bank_sources()
+    inbox = tmp_path / "statements"
+    folder = inbox / sources.sources[SOURCE].folder
+    land_statement(inbox, sources.sources[SOURCE], "loaded.xml", STATEMENT)
+    assert [o.outcome for o in load_statements(engine, sources, inbox)] == ["loaded"]
+    later = tmp_path / "later.xml"
+    later.write_bytes(STATEMENT.replace(b"R9", b"R8"))
+    env = airflow_base_env | {
+        "LEDGER_DATABASE_URL": database_url,
+        "LEDGER_DATA_DIR": str(tmp_path),
+        "LEDGER_STATEMENTS": str(inbox),
+    }
+
+    done = subprocess.run(
+        [sys.executable, "-c", WATCH, str(folder), "later.xml", str(later)],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen == {
+        "with_the_loaded_file_only": False,
+        "while_landing": False,
+        "fired": {"statements": [f"{folder.name}/later.xml"]},
+        "fired_again": False,
+    }
+
+
+# --- Whole runs against PostgreSQL --------------------------------------------------------
+
+# The DAG's runs over the deployment read their sources from this declaration: one rule, so
+# that Spark matches in few jobs (the watcher's test reads the bank's own declaration, from
+# its default place).
+ONE_RULE = """
+version = 1
+
+[sources."Main bank"]
+format = "camt053"
+table = "accounts"
+currency = "EUR"
+precision = 2
+
+[[sources."Main bank".rules]]
+name = "same reference and amount"
+reference = { similarity = 1.0 }
+date = { window_days = 1 }
+"""
+
+# Whole runs one after the other in one process (`dag_runner.run` for each), so that each
+# starts its Spark session on the JVM the first started; each run's tasks read their sources
+# from the declaration given for it.
+RUNS = """
+import json, os, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from dag_runner import run
+runs = []
+for declaration in sys.argv[4:]:
+    os.environ["LEDGER_RECONCILIATION"] = declaration
+    runs.append(run(Path(sys.argv[2]), "ledger_reconcile"))
+Path(sys.argv[3]).write_text(json.dumps(runs, default=str), encoding="utf-8")
+"""
+
+
+@dataclass
+class Deployment:
+    """A committed bank ledger whose statement inbox the DAG reconciles."""
+
+    env: dict[str, str]
+    workdir: Path
+    data_dir: Path
+    engine: Engine
+
+    def log_tail(self, name: str, lines: int = 80) -> str:
+        log = (self.workdir / f"{name}.log").read_text(encoding="utf-8", errors="replace")
+        return "\n".join(log.splitlines()[-lines:])
+
+    def open_breaks(self) -> list[tuple]:
+        return rows(
+            self.engine,
+            "SELECT b.opened_run_id, o.reason, o.statement_reference, o.request_id"
+            " FROM open_breaks AS o JOIN ledger_recon_breaks AS b USING (break_id)"
+            " ORDER BY break_id",
+        )
+
+
+@pytest.fixture(scope="module")
+def deployment(
+    airflow_env: dict[str, str],
+    module_database_url: str,
+    commit_files,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Deployment]:
+    """alice's three movements committed, and the bank's statement of them landed."""
+    workdir = tmp_path_factory.mktemp("reconcile_dag")
+    data_dir = workdir / "ledger"
+    declaration = workdir / "reconciliation.toml"
+    declaration.write_text(ONE_RULE, encoding="utf-8")
+    engine = connect(module_database_url)
+    try:
+        commit_files(engine, 0, [("b0.jsonl", event_file(MOVEMENTS))])
+        source = load_sources(declaration).sources[SOURCE]
+        land_statement(data_dir / "statements", source, "2026-11-04.xml", STATEMENT)
+        env = airflow_env | {
+            "LEDGER_DATABASE_URL": module_database_url,
+            "LEDGER_DATA_DIR": str(data_dir),
+            "LEDGER_RECONCILIATION": str(declaration),
+            "LEDGER_SPARK_MASTER": "local[2]",
+        }
+        yield Deployment(env, workdir, data_dir, engine)
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def runs(deployment: Deployment) -> list[dict[str, Any]]:
+    """Three whole runs of the DAG with `dag.test()`, nothing landing between them: two with
+    the declaration, the third with a mistake in it."""
+    wrong = deployment.workdir / "wrong.toml"
+    wrong.write_text(ONE_RULE.replace('table = "accounts"', 'table = "acounts"'), encoding="utf-8")
+    right = deployment.env["LEDGER_RECONCILIATION"]
+    out = deployment.workdir / "runs.json"
+    declarations = [right, right, str(wrong)]
+    run_logged(
+        [sys.executable, "-c", RUNS, str(RUNNER.parent), str(DAGS_FOLDER), str(out), *declarations],
+        deployment.env,
+        deployment.workdir / "runs.log",
+        cwd=deployment.workdir,
+    )
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def test_a_run_records_the_statements_breaks_and_writes_its_page_green(
+    deployment: Deployment, runs: list[dict[str, Any]]
+) -> None:
+    first = runs[0]
+    assert first["task_states"] == dict.fromkeys(TASKS, "success"), deployment.log_tail("runs")
+    assert first["state"] == "success", "open breaks are no failure"
+
+    summary = first["xcom"]["reconcile_statements"]
+    assert summary["files"] == [
+        {
+            "source": SOURCE,
+            "file": "2026-11-04.xml",
+            "outcome": "loaded",
+            "entries": 3,
+            "rejected": 0,
+        }
+    ]
+    part = summary["sources"][SOURCE]
+    assert (part["statement_items"], part["ledger_items"], part["matches"]) == (3, 3, 1)
+    assert part["breaks"] == BREAKS
+    assert (part["breaks_opened"], part["breaks_closed"]) == (3, 0)
+    assert summary["run_ids"] == [part["run_id"]]
+    recorded = rows(
+        deployment.engine, "SELECT who FROM ledger_recon_runs WHERE run_id = :id", id=part["run_id"]
+    )
+    assert recorded == [(f"airflow {DAG_ID} {first['run_id']}",)]
+    assert deployment.open_breaks() == [
+        (part["run_id"], AMOUNT_MISMATCH, "R2", "d2"),
+        (part["run_id"], MISSING_IN_LEDGER, "R9", None),
+        (part["run_id"], MISSING_IN_STATEMENT, None, "d3"),
+    ]
+
+    page = Path(first["xcom"]["write_reconciliation_page"]["page"])
+    assert page.parent == deployment.data_dir / "reports"
+    assert first["xcom"]["write_reconciliation_page"]["run_ids"] == [part["run_id"]]
+    assert f"airflow {DAG_ID} {first['run_id']}" in html.unescape(page.read_text(encoding="utf-8"))
+
+
+def test_a_second_run_with_nothing_new_records_a_run_that_changes_nothing(
+    deployment: Deployment, runs: list[dict[str, Any]]
+) -> None:
+    first, second = runs[:2]
+    assert second["task_states"] == dict.fromkeys(TASKS, "success"), deployment.log_tail("runs")
+    summary = second["xcom"]["reconcile_statements"]
+    assert summary["files"] == [], "the statement was loaded once"
+    part = summary["sources"][SOURCE]
+    # It looks again at the items of the open breaks, and decides the same.
+    assert (part["statement_items"], part["ledger_items"], part["matches"]) == (2, 2, 0)
+    assert part["breaks"] == BREAKS
+    assert (part["breaks_opened"], part["breaks_closed"]) == (0, 0)
+    [first_id] = first["xcom"]["reconcile_statements"]["run_ids"]
+    assert summary["run_ids"] == [part["run_id"]] != [first_id]
+    assert [opened for opened, *_ in deployment.open_breaks()] == [first_id] * 3, (
+        "the first run's breaks, kept open"
+    )
+    pages = [run["xcom"]["write_reconciliation_page"]["page"] for run in (first, second)]
+    assert pages[0] != pages[1], "a page per run"
+
+
+def test_a_run_fails_when_reconciliation_itself_fails(
+    deployment: Deployment, runs: list[dict[str, Any]]
+) -> None:
+    failed = runs[2]
+
+    assert failed["state"] == "failed"
+    assert failed["task_states"] == {
+        "reconcile_statements": "failed",
+        "write_reconciliation_page": "upstream_failed",
+    }
+    log = (deployment.workdir / "runs.log").read_text(encoding="utf-8", errors="replace")
+    assert "the ledger declares no table 'acounts'" in log
+    assert rows(deployment.engine, "SELECT count(*) FROM ledger_recon_runs") == [(2,)]
