@@ -1,16 +1,20 @@
-"""`ledger_engine.dags`, what both DAGs are made of, agrees with the platform its tasks call.
+"""`ledger_engine.dags`, what the DAGs are made of, agrees with the platform its tasks call,
+and the parts a DAG file imports at parse time leave the platform unloaded.
 
 It spells the kinds of audit again (importing `ledger_engine.audit` at parse time would load
 the platform), so they are compared here with `ledger_engine.audit.findings`'s, in a subprocess
 with an Airflow home of its own, as every Airflow import in these tests (see conftest.py).
+`ledger_reconcile` also imports its statement watcher's trigger
+(`ledger_engine.reconcile.trigger`), which the DAG processor loads with the DAG file.
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
-from tests.dags.conftest import REPO_ROOT
+from tests.dags.conftest import DAGS_FOLDER, REPO_ROOT
 
 CHECK = """
 from ledger_engine.audit.findings import BATCHES, FULL
@@ -38,3 +42,50 @@ def test_the_dags_name_the_kinds_of_audit_as_the_platform_does(
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip().endswith("agreed")
+
+
+# What a DAG file must not load while it is parsed: the engine's Spark runtime, Great
+# Expectations, the store and a database driver, and the reconciliation job the tasks run.
+PLATFORM = (
+    "pyspark",
+    "great_expectations",
+    "pgserver",
+    "psycopg2",
+    "ledger_engine.runtime.spark",
+    "ledger_engine.store",
+    "ledger_engine.audit",
+    "ledger_engine.reconcile.job",
+    "ledger_engine.reconcile.run",
+    "ledger_engine.reconcile.inbox",
+    "ledger_engine.reconcile.matching",
+    "ledger_engine.reconcile.dag_tasks",
+)
+PARSE_ONE = """
+import json, runpy, sys
+runpy.run_path(sys.argv[1])
+platform = json.loads(sys.argv[2])
+loaded = [m for m in platform if any(n == m or n.startswith(m + ".") for n in sys.modules)]
+print(json.dumps(loaded))
+"""
+
+
+def test_parsing_the_reconcile_dag_and_its_watcher_loads_none_of_the_platform(
+    airflow_base_env: dict[str, str],
+) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            PARSE_ONE,
+            str(DAGS_FOLDER / "ledger_reconcile.py"),
+            json.dumps(PLATFORM),
+        ],
+        env=airflow_base_env,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == []

@@ -44,7 +44,7 @@ FILES_PER_BATCH = 2
 
 def test_dags_folder_imports_without_errors(parsed: dict) -> None:
     assert parsed["import_errors"] == {}
-    assert sorted(parsed["dags"]) == [DAG_ID, "ledger_replay"]
+    assert sorted(parsed["dags"]) == [DAG_ID, "ledger_reconcile", "ledger_replay"]
     assert Path(parsed["dags"][DAG_ID]["fileloc"]).name == "ledger_pipeline.py"
     assert Path(parsed["dags"]["ledger_replay"]["fileloc"]).name == "ledger_replay.py"
 
