@@ -26,6 +26,7 @@ AIRFLOW_SERVICES = [
     "airflow-apiserver",
     "airflow-scheduler",
     "airflow-dag-processor",
+    "airflow-triggerer",
 ]
 SPARK_MASTER_URL = "spark://spark-master:7077"
 # A ${NAME} or ${NAME:-default} interpolation, and nothing else.
@@ -103,7 +104,11 @@ def test_airflow_services(compose: dict[str, Any]) -> None:
     assert commands["airflow-apiserver"] == ["api-server"]
     assert commands["airflow-scheduler"] == ["scheduler"]
     assert commands["airflow-dag-processor"] == ["dag-processor"]
-    for name in ["airflow-apiserver", "airflow-scheduler", "airflow-dag-processor"]:
+    assert commands["airflow-triggerer"] == ["triggerer"], "it runs the statement watcher"
+    # The watcher reads the statement inbox the scheduler's tasks load statements from.
+    data = {v for v in compose["services"]["airflow-scheduler"]["volumes"] if "ledger-data" in v}
+    assert data and data <= set(compose["services"]["airflow-triggerer"]["volumes"])
+    for name in AIRFLOW_SERVICES[1:]:
         depends = compose["services"][name]["depends_on"]
         assert depends["airflow-init"]["condition"] == "service_completed_successfully", name
 
