@@ -429,7 +429,20 @@ def _print_reconciliation(report, *, dry_run: bool) -> None:
 
 
 def cmd_breaks(settings: Settings, args: argparse.Namespace) -> int:
-    """List the open breaks, oldest first (exit 1 if there are any)."""
+    """List the open breaks, oldest first (exit 1 if there are any); or work one: `match`
+    breaks by hand, `write-off` a break (an adjusting event through the ledger), show a
+    break's `history`."""
+    action = getattr(args, "breaks_action", None)
+    if action == "match":
+        return _resolve_breaks(settings, args, match=True)
+    if action == "write-off":
+        return _resolve_breaks(settings, args, match=False)
+    if action == "history":
+        return _break_history(settings, args.break_id)
+    return _list_breaks(settings)
+
+
+def _list_breaks(settings: Settings) -> int:
     from ledger_engine.store.database import open_views
     from ledger_engine.store.reconciliation import list_open_breaks
 
@@ -443,14 +456,83 @@ def cmd_breaks(settings: Settings, args: argparse.Namespace) -> int:
         table.add_column(column)
     table.add_column("reference / request")
     table.add_column("opened (UTC)")
+    table.add_column("write-off posted")
     for row in found:
         table.add_row(
             *(str(v) if v is not None else "" for v in row[:7]),
             row.statement_reference or row.request_id or "",
             _utc(row.opened_at),
+            row.write_off_request_id or "",
         )
     console.print(table)
     return 1 if found else 0
+
+
+def _resolve_breaks(settings: Settings, args: argparse.Namespace, *, match: bool) -> int:
+    """`ledger breaks match` / `write-off`: exit 2, saying why, when it is refused."""
+    from ledger_engine.apps import load_ledger
+    from ledger_engine.errors import ResolutionRefused, SourcesError
+    from ledger_engine.reconcile.job import declared_sources
+    from ledger_engine.reconcile.resolve import manual_match, write_off
+    from ledger_engine.store.database import open_store
+
+    ledger = load_ledger(settings.app)
+    who = args.who or _who()
+    engine = open_store(settings, ledger)
+    try:
+        if match:
+            match_id = manual_match(engine, args.break_ids, who=who, note=args.note)
+            console.print(f"matched by hand: match {match_id}", markup=False)
+            return 0
+        posting = write_off(
+            engine,
+            declared_sources(settings, ledger),
+            settings.inbox,
+            args.break_id,
+            who=who,
+            note=args.note,
+        )
+    except (ResolutionRefused, SourcesError, FileNotFoundError) as refused:
+        console.print(f"refused: {refused}", markup=False)
+        return 2
+    finally:
+        engine.dispose()
+    if posting.request_id is None:
+        console.print(f"break {posting.break_id} written off: nothing to adjust", markup=False)
+    else:
+        landed = "landed again" if posting.again else "landed"
+        console.print(
+            f"break {posting.break_id}: adjusting event {posting.request_id}"
+            f" ({posting.amount:+d} to {posting.account}) {landed} in {settings.inbox};"
+            " `ledger run` commits it, then `ledger reconcile` settles the break",
+            markup=False,
+            soft_wrap=True,
+        )
+    return 0
+
+
+def _break_history(settings: Settings, break_id: int) -> int:
+    from ledger_engine.store.break_resolutions import break_history
+    from ledger_engine.store.database import open_store
+
+    engine = open_store(settings)
+    try:
+        steps = break_history(engine, break_id)
+    finally:
+        engine.dispose()
+    if not steps:
+        console.print(f"no break {break_id}", markup=False)
+        return 1
+    table = Table(title=f"Break {break_id}")
+    for column in ("step", "action", "who", "when (UTC)", "note", "run", "match", "request"):
+        table.add_column(column)
+    for step in steps:
+        cells = (step.seq, step.action, step.who, _utc(step.at), step.note, step.run_id)
+        table.add_row(
+            *("" if v is None else str(v) for v in (*cells, step.match_id)), step.request_id or ""
+        )
+    console.print(table)
+    return 0
 
 
 def cmd_request(settings: Settings, args: argparse.Namespace) -> int:
@@ -646,7 +728,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--dry-run", action="store_true", help="show what would match; record nothing"
     )
     reconcile.set_defaults(handler=cmd_reconcile)
-    commands.add_parser("breaks", help=cmd_breaks.__doc__).set_defaults(handler=cmd_breaks)
+    breaks = commands.add_parser("breaks", help=cmd_breaks.__doc__)
+    breaks.set_defaults(handler=cmd_breaks)
+    breaks_actions = breaks.add_subparsers(dest="breaks_action", metavar="ACTION")
+    matched = breaks_actions.add_parser("match", help="match open breaks' items by hand")
+    matched.add_argument("break_ids", type=int, nargs="+", metavar="BREAK_ID")
+    written_off = breaks_actions.add_parser(
+        "write-off", help="post an adjusting event that makes the ledger agree"
+    )
+    written_off.add_argument("break_id", type=int)
+    for resolving in (matched, written_off):
+        resolving.add_argument("--note", required=True, help="why (kept in the break's history)")
+        resolving.add_argument("--who", help="who decides (default: user@host)")
+    history = breaks_actions.add_parser("history", help="every change of a break's state")
+    history.add_argument("break_id", type=int)
     request = commands.add_parser("request", help=cmd_request.__doc__)
     request.add_argument("request_id")
     request.set_defaults(handler=cmd_request)

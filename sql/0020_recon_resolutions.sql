@@ -41,3 +41,36 @@ CREATE TABLE ledger_recon_run_rules (
     UNIQUE (run_id, priority)
 );
 REVOKE UPDATE, DELETE ON ledger_recon_run_rules FROM ledger_writer;
+
+-- Readers see, beside each open break, the write-off posted for it, if any: the adjusting
+-- event's request id (its outcome is in request_outcomes). The columns before it stay as 0019
+-- made them (CREATE OR REPLACE may only append).
+CREATE OR REPLACE VIEW open_breaks AS
+SELECT b.break_id,
+       b.source,
+       b.reason,
+       b.account,
+       b.amount_difference,
+       b.opened_at,
+       clock_timestamp() - b.opened_at AS age,
+       e.amount AS statement_amount,
+       e.booking_date,
+       e.reference AS statement_reference,
+       e.description AS statement_description,
+       c.request_id,
+       CASE WHEN c.batch_id IS NOT NULL THEN
+           COALESCE((c.after #>> '{}')::bigint, 0) - COALESCE((c.before #>> '{}')::bigint, 0)
+       END AS ledger_amount,
+       posted.request_id AS write_off_request_id
+FROM ledger_recon_breaks AS b
+LEFT JOIN ledger_statement_entries AS e USING (file_id, position)
+LEFT JOIN ledger_change_log AS c
+    ON (c.batch_id, c.position, c.seq) = (b.batch_id, b.change_position, b.change_seq)
+LEFT JOIN LATERAL (
+    SELECT h.request_id
+    FROM ledger_recon_break_history AS h
+    WHERE h.break_id = b.break_id AND h.action = 'write_off_posted'
+    ORDER BY h.seq DESC
+    LIMIT 1
+) AS posted ON true
+WHERE b.status = 'open';

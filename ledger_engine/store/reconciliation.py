@@ -125,7 +125,7 @@ def _pending_write_off(
 def list_open_breaks(engine: Engine) -> list[tuple]:
     """The open breaks, oldest first, from the readers' view `open_breaks` (named tuples:
     break_id, source, reason, account, statement_amount, ledger_amount, amount_difference,
-    statement_reference, request_id, opened_at)."""
+    statement_reference, request_id, opened_at, write_off_request_id)."""
     with engine.connect() as conn:
         cursor = conn.connection.cursor(cursor_factory=NamedTupleCursor)
         cursor.execute(statement("reconciliation/list_open_breaks"))

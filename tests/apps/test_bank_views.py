@@ -1,5 +1,6 @@
 """The bank's views, as a reader queries them: an account's statement shows each movement with
-the reference, value date and description its event gave."""
+the reference, value date and description its event gave; the reconciled balances show, beside
+each balance, what the last statement said of the account and the drift."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from datetime import date
 
 from sqlalchemy import Engine
 
+from ledger_engine.reconcile.inbox import land_statement, load_statements
+from ledger_engine.reconcile.sources import CsvLayout, Source, Sources
 from tests.support.bank import deposit, transfer
 from tests.support.database import rows
 from tests.support.events import event_file
@@ -36,3 +39,28 @@ def test_the_account_statement_shows_each_movements_details(engine: Engine, comm
         ("alice", "t1", -30, 70, "INV-7", None, None),
         ("bob", "t1", 30, 30, "INV-7", None, None),
     ]
+
+
+def test_reconciled_balances_show_the_last_stated_balance_and_the_drift(
+    engine: Engine, commit_files, tmp_path
+):
+    commit_files(engine, 0, [("b0.jsonl", event_file([deposit("d1", "alice", 10_000)]))])
+    commit_files(engine, 1, [("b1.jsonl", event_file([deposit("d2", "bob", 500)]))])
+    bank = Source(
+        "bank",
+        "csv",
+        "accounts",
+        "EUR",
+        2,
+        account="alice",
+        csv=CsvLayout({"booking_date": "Date", "amount": "Amount", "balance": "Balance"}),
+    )
+    # Stated as of the end of a day after every commit: the ledger's balance then is today's.
+    land_statement(tmp_path, bank, "s.csv", b"Date,Amount,Balance\n2099-01-01,100.00,100.50\n")
+    load_statements(engine, Sources({"bank": bank}, "d" * 64), tmp_path)
+
+    assert rows(
+        engine,
+        "SELECT account_id, balance, statement_balance, ledger_balance_then, drift,"
+        " statement_source FROM reconciled_balances ORDER BY account_id",
+    ) == [("alice", 10_000, 10_050, 10_000, 50, "bank"), ("bob", 500, None, None, None, None)]

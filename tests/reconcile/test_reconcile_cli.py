@@ -1,4 +1,5 @@
-"""`ledger reconcile [--dry-run]` and `ledger breaks`, as a user runs them: the sources and
+"""`ledger reconcile [--dry-run]` and `ledger breaks [match | write-off | history]`, as a user
+runs them: the sources and
 rules read from the ledger's reconciliation file, statements from their inbox folder."""
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ reference = "Ref"
 name = "same reference"
 reference = { similarity = 1.0 }
 date = { window_days = 1 }
+
+[sources."Main bank".write_off]
+stream = "adjustments"
 """
 
 
@@ -87,3 +91,27 @@ def test_reconcile_names_a_mistake_in_the_declaration(user: Path, tmp_path: Path
     )
     assert main(["reconcile"]) == 2
     assert "source 'Main bank': the ledger declares no table 'acounts'" in capsys.readouterr().out
+
+
+def test_breaks_are_written_off_and_matched_by_hand_with_a_note(
+    user: Path, engine: Engine, tmp_path: Path, capsys
+):
+    land(user, b"Date,Amount,Ref\n2026-11-02,100.00,R1\n2026-11-03,3.00,R9\n")
+    assert main(["reconcile"]) == 0
+    breaks = dict(rows(engine, "SELECT reason, break_id FROM ledger_recon_breaks"))
+    unknown, unbooked = breaks["missing_in_ledger"], breaks["missing_in_statement"]
+    capsys.readouterr()
+
+    assert main(["breaks", "match", str(unbooked), "--note", "one side only"]) == 2
+    assert "refused: a match needs at least one statement entry" in capsys.readouterr().out
+    assert main(["breaks", "write-off", str(unknown), "--note", "fee", "--who", "ana"]) == 0
+    posted = capsys.readouterr().out
+    assert f"adjusting event recon-write-off-{unknown}-1 (+300 to alice) landed in" in posted
+    [landed] = (tmp_path / "inbox").glob("*.jsonl")
+    assert '"stream":"adjustments"' in landed.read_text().replace(" ", "")
+
+    assert main(["breaks"]) == 1
+    assert f"recon-write-off-{unknown}-1" in capsys.readouterr().out
+    assert main(["breaks", "history", str(unknown)]) == 0
+    history = capsys.readouterr().out
+    assert "write_off_posted" in history and "ana" in history and "fee" in history

@@ -1,8 +1,15 @@
--- Each account's balance as of the last committed batch, with the request that last moved it.
+-- Each account's balance as of the last committed batch, with the request that last moved it;
+-- where a statement spoke of the account, the last balance it stated and as of when, the
+-- ledger's balance then, and the drift between them (statement - ledger; 0 when they agree).
 SELECT a.key AS account_id,
        a.value AS balance,
        last_change.batch_id AS last_batch_id,
-       last_change.request_id AS last_request_id
+       last_change.request_id AS last_request_id,
+       stated.statement_balance,
+       stated.as_of AS statement_as_of,
+       stated.ledger_balance_then,
+       stated.drift,
+       stated.source AS statement_source
 FROM accounts AS a
 LEFT JOIN LATERAL (
     SELECT c.batch_id, c.request_id
@@ -11,3 +18,12 @@ LEFT JOIN LATERAL (
     ORDER BY c.batch_id DESC, c.position DESC, c.seq DESC
     LIMIT 1
 ) AS last_change ON true
+-- The latest statement of any source (a join, not a lookup per account: the drift is
+-- computed for the accounts statements spoke of, however many accounts there are).
+LEFT JOIN (
+    SELECT DISTINCT ON (d.account) d.account, d.source, d.statement_balance, d.as_of,
+           d.ledger_balance_then, d.drift
+    FROM statement_drift AS d
+    WHERE d.table_name = 'accounts'
+    ORDER BY d.account, d.as_of DESC, d.source
+) AS stated ON stated.account = a.key
