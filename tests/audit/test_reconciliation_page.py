@@ -23,7 +23,8 @@ from sqlalchemy import Engine, text
 
 from ledger_engine import cli
 from ledger_engine.audit.findings import AuditReport, CheckResult
-from ledger_engine.audit.report import write_report
+from ledger_engine.audit.report import render_index, write_report
+from ledger_engine.audit.report.formats import money_text
 from ledger_engine.audit.report.reconciliation import write_reconciliation_page
 from ledger_engine.audit.report.reconciliation_queries import UnknownRuns
 from ledger_engine.config import PROJECT_ROOT, Settings
@@ -379,6 +380,56 @@ def test_a_reconciliation_with_nothing_to_match_reads_sensibly(engine: Engine, t
     assert "Nothing was reconciled." in nothing.text
     with pytest.raises(UnknownRuns, match="999"):
         write_reconciliation_page(tmp_path / "reports", engine, [*run_ids, 999], origin="t")
+
+
+# --- Money, and the index from summaries (in memory) --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("units", "unit", "shown"),
+    [
+        (-123_456, ("EUR", 2), "-1,234.56 EUR"),
+        (5, ("EUR", 2), "0.05 EUR"),
+        (1_500, ("JPY", 0), "1,500 JPY"),
+        (-7, ("BTC", 8), "-0.00000007 BTC"),
+        (-123_456, None, "-123,456"),  # the unit not given: minor units
+        (None, ("EUR", 2), "—"),  # no amount on that side
+    ],
+)
+def test_an_amount_of_minor_units_reads_as_money_of_its_unit(units, unit, shown):
+    assert money_text(units, unit) == shown
+
+
+def test_the_index_shows_what_a_reconciliations_summary_holds_and_dashes_for_the_rest():
+    summary = {
+        "origin": HOSTILE,
+        "sources": ["Main bank", HOSTILE],
+        "statement_matched": 999,
+        "statement_items": 1_000,
+        "ledger_matched": 0,
+        "ledger_items": 0,
+        "open_breaks": 1,
+        "breaks_opened": 1,
+        "breaks_closed": 2,
+    }
+    pages = [
+        (Path("reconciliation-20261102T070809123456Z.html"), summary),
+        (Path("reconciliation-20261101T000000000000Z.html"), {"open_breaks": "?"}),
+        (Path(f"reconciliation-{HOSTILE}.html"), None),
+    ]
+
+    markup = render_index([], pages)
+    index = Page(markup)
+
+    assert index.body_rows("reconciliations") == [
+        ["2026-11-02 07:08:09 UTC", f"Main bank, {HOSTILE}", "99.9%", "—", "1", "1", "2", HOSTILE],
+        ["2026-11-01 00:00:00 UTC", *["—"] * 7],
+        [f"reconciliation-{HOSTILE}", *["—"] * 7],
+    ]
+    assert [a.attrs["href"] for a in index.find("a", inside="reconciliations")] == [
+        p.name for p, _ in pages
+    ]
+    assert index.find("img") == [] and HOSTILE not in markup
 
 
 # --- From the command line ------------------------------------------------------------------

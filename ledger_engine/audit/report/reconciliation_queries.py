@@ -20,6 +20,7 @@ from datetime import date, datetime, timedelta
 from sqlalchemy import Connection, Engine, text
 
 from ledger_engine.audit.sql_files import audit_query
+from ledger_engine.errors import LedgerError
 
 OLDEST_BREAKS = 20  # the open breaks listed one per row, oldest first
 DRIFT_ROWS = 100  # at most this many accounts in the drift table (drifting ones first)
@@ -112,8 +113,8 @@ class ReconciliationView:
         return sorted({run.source for run in self.runs})
 
 
-class UnknownRuns(ValueError):
-    """Run ids that no reconciliation recorded."""
+class UnknownRuns(LedgerError, ValueError):
+    """Run ids that no reconciliation recorded (the message names them)."""
 
 
 def read_reconciliation(
