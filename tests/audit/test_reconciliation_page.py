@@ -30,9 +30,10 @@ from ledger_engine.audit.report.reconciliation_queries import UnknownRuns
 from ledger_engine.config import PROJECT_ROOT, Settings
 from ledger_engine.reconcile.inbox import land_statement
 from ledger_engine.reconcile.matching.reference import match
+from ledger_engine.reconcile.resolve import write_off
 from ledger_engine.reconcile.rules import AmountCriterion, Rule
 from ledger_engine.reconcile.run import reconcile
-from ledger_engine.reconcile.sources import CsvLayout, Source, Sources
+from ledger_engine.reconcile.sources import CsvLayout, Source, Sources, WriteOffStream
 from ledger_engine.store.database import connect
 from tests.support.bank import deposit
 from tests.support.browser import charts_drawn, png_facts, render
@@ -58,6 +59,7 @@ BANK = Source(
     2,
     accounts={IBAN_ALICE: "alice", IBAN_BOB: "bob"},
     rules=(RULE,),
+    write_off=WriteOffStream("adjustments"),
 )
 PROVIDER = Source(
     HOSTILE,
@@ -120,6 +122,7 @@ STATEMENT_SIDE, LEDGER_SIDE = (3, 7), (3, 6)
 RUN_SIDES = {HOSTILE: [(1, 2), (1, 2)], "Main bank": [(2, 5), (2, 4)]}
 # Breaks backdated by days (by their statement reference or request id), one per older bucket.
 BACKDATED = {"d3": 40, "R2": 10, "R9": 2}
+WRITTEN_OFF = "R9"  # a write-off posted, its adjusting event not committed: the break is open
 AGES = [("< 1 day", 3), ("1–7 days", 1), ("7–30 days", 1), ("≥ 30 days", 1)]
 
 
@@ -153,6 +156,11 @@ def recorded(
                 ),
                 {"name": name, "days": days},
             )
+    (break_id,) = rows(
+        engine, "SELECT break_id FROM open_breaks WHERE statement_reference = :r", r=WRITTEN_OFF
+    )[0]
+    events = tmp_path_factory.mktemp("events")
+    write_off(engine, SOURCES, events, break_id, who="pytest", note="the bank's fee")
     reports = tmp_path_factory.mktemp("reports")
     page = write_reconciliation_page(reports, engine, run_ids, origin=ORIGIN, money=MONEY)
     yield Recorded(engine, run_ids, reports, page)
@@ -280,12 +288,19 @@ def test_the_oldest_open_breaks_come_first_with_their_amounts(recorded: Recorded
         " ORDER BY opened_at, break_id",
     )
     shown = page.body_rows("oldest-breaks")
-    assert [(int(row[0]), row[7]) for row in shown] == oldest
+    assert [(int(row[0]), row[7].split()[0]) for row in shown] == oldest
     assert [name for _, name in oldest[:3]] == list(BACKDATED)  # the oldest first
-    amounts = {row[7]: row[1:7] for row in shown}
+    amounts = {row[7].split()[0]: row[1:7] for row in shown}
     assert amounts["d3"] == ["Main bank", "missing in the statement", "alice", "—", "7.00 EUR", "—"]
     assert amounts["R2"][3:] == ["50.10 EUR", "50.00 EUR", "0.10 EUR"]
     assert amounts["R9"][3:] == ["12.00 EUR", "—", "—"]
+    posted = rows(
+        recorded.engine,
+        "SELECT write_off_request_id FROM open_breaks WHERE write_off_request_id IS NOT NULL",
+    )
+    assert [(name, row[7]) for row in shown if (name := row[7].split()[0]) != row[7]] == [
+        (WRITTEN_OFF, f"{WRITTEN_OFF} write-off posted: {request}") for (request,) in posted
+    ]
     # The provider's unit was not given: its amounts read in minor units, and the page says so.
     assert amounts[HOSTILE_REFERENCE] == [
         HOSTILE,

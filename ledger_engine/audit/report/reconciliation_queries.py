@@ -78,6 +78,7 @@ class OpenBreak:
     request_id: str | None
     opened_at: datetime
     age: timedelta
+    write_off_request_id: str | None  # the adjusting event of a write-off posted for it
 
 
 @dataclass(frozen=True)
