@@ -16,6 +16,14 @@ back outside the scope (a key no batch in scope wrote) is the full audit's to fi
 
 `expectations/README.md` lists the rules, what each holds and what its findings name.
 
+The reconciliation's rules (`expectations.reconciliation_expectations`) are the full audit's
+alone. This suite's scope is batches, and reconciliation is no part of a batch: a pipeline
+run writes none of its tables, and a reconciliation run (its own job, on its own schedule)
+checks what it decides before it commits (`store.reconciliation`), so this suite would prove
+nothing new after a batch; and "the runs since the last audit" are not data it could bound by
+an index (the marks record batches, not runs), while a run changes breaks that earlier runs
+opened. Their independent check over the whole is the daily full audit's.
+
 One direction of the accounting rule is left to the full audit: an executed request id whose
 row points into the scope while no event of that id exists there (`ledger_requests` has no
 index by batch, so such a row cannot be found without reading the table).

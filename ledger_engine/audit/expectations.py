@@ -20,7 +20,11 @@ current writes no configuration file, so the committed files stay byte-for-byte 
   contiguous, their counts equal the rows they describe, and they chain by hash; and the
   invariants the application declares (`ledger_engine.core.invariants`: the bank's money is
   conserved, transfers move nothing, no balance below 0), one expectation each, evaluated by
-  the SQL of `sql/invariant_*.sql` from the rule's row in `ledger_declared_invariants`;
+  the SQL of `sql/invariant_*.sql` from the rule's row in `ledger_declared_invariants`; and
+  the reconciliation's rules (`reconciliation_expectations`): every statement entry and
+  ledger change a run considered is matched or open exactly once, no item is in two
+  matches, and every match keeps its rule's tolerances (their checks' `CheckResult.suite`
+  is `RECONCILIATION`, so the report shows them as a suite of their own);
 - a validation definition (that suite on that batch) and the checkpoint `ledger_integrity`,
   which runs it and updates Data Docs.
 
@@ -45,6 +49,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -90,6 +95,10 @@ RESULT_FORMAT = {
     "unexpected_index_column_names": ["table_name", "key"],
 }
 _CHECK_NAME = "check_name"  # the key of each expectation's short name in its `meta`
+# The key of an expectation's `CheckResult.suite` in its `meta`, where it is not `SUITE`: the
+# reconciliation's rules run in this suite and show in the report as a suite of their own.
+_AUDIT_SUITE = "audit_suite"
+RECONCILIATION = "reconciliation"  # `CheckResult.suite` of the reconciliation's rules
 
 # Serialises runs within a process: Great Expectations keeps a process-wide current context.
 _RUN_LOCK = threading.Lock()
@@ -166,15 +175,19 @@ def batch_chain_query(scope: str = LEDGER) -> str:
     return audit_query("batch_chain", scope)
 
 
-def rows_expectation(name: str, query: str, description: str, *, once: bool = False) -> Expectation:
+def rows_expectation(
+    name: str, query: str, description: str, *, once: bool = False, suite: str | None = None
+) -> Expectation:
     """A rule as SQL returning the offending rows, under its short check name; with `once`,
-    the variant that runs its query once instead of twice (`rows_once`)."""
+    the variant that runs its query once instead of twice (`rows_once`); with `suite`, its
+    checks' `CheckResult.suite` (`SUITE` unless given)."""
     import great_expectations as gx
 
     from ledger_engine.audit.rows_once import UnexpectedRowsOnceExpectation
 
     kind = UnexpectedRowsOnceExpectation if once else gx.expectations.UnexpectedRowsExpectation
-    return kind(unexpected_rows_query=query, description=description, meta={_CHECK_NAME: name})
+    meta = {_CHECK_NAME: name} if suite is None else {_CHECK_NAME: name, _AUDIT_SUITE: suite}
+    return kind(unexpected_rows_query=query, description=description, meta=meta)
 
 
 def rule_expectation(rule: str, name: str, query: str, description: str) -> Expectation:
@@ -251,7 +264,58 @@ def build_expectations(ledger: StreamingLedger) -> list[Expectation]:
             "first batch's is the genesis hash (64 zeros).",
         ),
     ]
-    return expectations
+    return expectations + reconciliation_expectations()
+
+
+# --- The reconciliation's rules ------------------------------------------------------------
+# Over the tables of sql/0019_reconciliation.sql and 0020_recon_resolutions.sql, written apart
+# from `ledger_engine.store.reconciliation` (which checks its own run before it commits): what
+# every run left must hold together, whichever run left it. They read the reconciliation's
+# tables and the evidence whole, so they are the full audit's; the batch suite has none of
+# them (`batch_expectations`' module doc says why).
+
+
+def reconciliation_expectations() -> list[Expectation]:
+    """The reconciliation's rules, each query run once (`rows_once`), shown as the suite
+    `RECONCILIATION`: `sql/recon_*.sql`. They hold on a ledger never reconciled."""
+    rows = partial(rows_expectation, once=True, suite=RECONCILIATION)
+    return [
+        rows(
+            "reconciled statement entries are each matched or open once",
+            audit_query("recon_entries_settled"),
+            "Every statement entry of a source's files up to its latest reconciliation run's "
+            "`through_file` is in exactly one match or one open break, of its own source (or, "
+            "written off with nothing to adjust, in neither); no match or break holds an entry "
+            "that no run considered.",
+        ),
+        rows(
+            "reconciled ledger changes are each matched or open once per source",
+            audit_query("recon_changes_settled"),
+            "Every ledger change a source's run considered (a movement, in the batches after "
+            "the source's run before it up to the run's `through_batch`, of a row that the "
+            "source's statements up to the run's `through_file` name) is in exactly one match "
+            "or one open break of that source; no match or open break of a source holds a "
+            "change beyond the last batch its runs reached.",
+        ),
+        rows(
+            "no reconciled item is in two matches",
+            audit_query("recon_matched_once"),
+            "No statement entry is in two matches and no ledger change in two matches of one "
+            "source (a change may be matched once by each source), and every matched item is "
+            "filed under its match's source.",
+        ),
+        rows(
+            "reconciliation matches keep their rules' tolerances",
+            audit_query("recon_tolerances"),
+            "Each match a rule made names a rule its run recorded (`ledger_recon_run_rules`), "
+            "fits the rule's strategy, records the difference of its items (statement total "
+            "minus ledger total; the days between the sides' latest dates), and keeps within "
+            "the rule's tolerances: an amount difference of at most max(tolerance, "
+            "floor(relative x |statement total|)), a date difference within its window. A "
+            "write-off's match records 0 and its items net to 0; a match made by hand is bound "
+            "by no rule, but records its items' amount difference too.",
+        ),
+    ]
 
 
 # --- Running -------------------------------------------------------------------------------
@@ -530,10 +594,11 @@ def _check_results(checkpoint_result: CheckpointResult, link: str | None) -> lis
     for suite_result in checkpoint_result.run_results.values():
         for result in suite_result.results:
             config = result.expectation_config
-            name = (config.meta or {}).get(_CHECK_NAME) or config.description or config.type
+            meta = config.meta or {}
+            name = meta.get(_CHECK_NAME) or config.description or config.type
             checks.append(
                 CheckResult(
-                    suite=SUITE,
+                    suite=str(meta.get(_AUDIT_SUITE) or SUITE),
                     name=str(name),
                     passed=bool(result.success),
                     findings=() if result.success else _findings(result),

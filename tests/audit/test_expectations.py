@@ -20,6 +20,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.audit.expectations import (
     DEFAULT_PROJECT_ROOT,
+    RECONCILIATION,
     SUITE,
     run_expectations,
 )
@@ -47,6 +48,14 @@ UNIQUE_REQUESTS = "request ids are unique among executed events"
 CONTIGUOUS_BATCHES = "batch rows are contiguous"
 BATCH_COUNTS = "batch counts equal the rows they describe"
 HASH_CHAIN = "batch rows chain by hash"
+# The reconciliation's rules (tests/audit/test_reconciliation_expectations.py), reported as a
+# suite of their own.
+RECONCILED_CHECKS = [
+    "reconciled statement entries are each matched or open once",
+    "reconciled ledger changes are each matched or open once per source",
+    "no reconciled item is in two matches",
+    "reconciliation matches keep their rules' tolerances",
+]
 ALL_CHECKS = [
     FOLD_ACCOUNTS,
     FOLD_ASSETS,
@@ -63,6 +72,7 @@ ALL_CHECKS = [
     CONTIGUOUS_BATCHES,
     BATCH_COUNTS,
     HASH_CHAIN,
+    *RECONCILED_CHECKS,
 ]
 
 
@@ -107,7 +117,9 @@ def project_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def by_name(results: list[CheckResult], names: list[str]) -> dict[str, CheckResult]:
     """A suite's results by check name, asserting they are `names` in that order."""
     assert [r.name for r in results] == names
-    assert all(r.suite == SUITE for r in results)
+    assert all(
+        r.suite == (RECONCILIATION if r.name in RECONCILED_CHECKS else SUITE) for r in results
+    )
     return {r.name: r for r in results}
 
 
