@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -84,13 +84,13 @@ class StatementLanded(BaseEventTrigger):
             inbox.close()
 
 
-@dataclass
 class _Inbox:
     """The statement inbox as the trigger sees it: the platform opened on first use, and the
     files it has already accounted for (fired for, or found loaded)."""
 
-    known: set[_Landed] = field(default_factory=set)
-    _opened: tuple[Any, Any, Any] | None = None  # settings, ledger, engine
+    def __init__(self) -> None:
+        self.known: set[_Landed] = set()
+        self._opened: tuple[Any, Any, Any] | None = None  # settings, ledger, engine
 
     def new_statements(self) -> list[_Landed]:
         """The files landed since the last look that no run has loaded, in name order."""

@@ -271,16 +271,16 @@ date = { window_days = 1 }
 """
 
 # Whole runs one after the other in one process (`dag_runner.run` for each), so that each
-# starts its Spark session on the JVM the first started; each run's tasks read their sources
-# from the declaration given for it.
+# starts its Spark session on the JVM the first started; each run's tasks read the settings
+# changed for it (argv[4], a JSON list of the `LEDGER_*` settings each run changes).
 RUNS = """
 import json, os, sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
 from dag_runner import run
 runs = []
-for declaration in sys.argv[4:]:
-    os.environ["LEDGER_RECONCILIATION"] = declaration
+for changed in json.loads(sys.argv[4]):
+    os.environ.update(changed)
     runs.append(run(Path(sys.argv[2]), "ledger_reconcile"))
 Path(sys.argv[3]).write_text(json.dumps(runs, default=str), encoding="utf-8")
 """
@@ -338,15 +338,23 @@ def deployment(
 
 @pytest.fixture(scope="module")
 def runs(deployment: Deployment) -> list[dict[str, Any]]:
-    """Three whole runs of the DAG with `dag.test()`, nothing landing between them: two with
-    the declaration, the third with a mistake in it."""
+    """Four whole runs of the DAG with `dag.test()`, nothing landing between them: two with
+    the declaration, the third with a mistake in it, the fourth for a ledger declaring no
+    sources (none named, none beside its expectations)."""
     wrong = deployment.workdir / "wrong.toml"
     wrong.write_text(ONE_RULE.replace('table = "accounts"', 'table = "acounts"'), encoding="utf-8")
-    right = deployment.env["LEDGER_RECONCILIATION"]
+    no_sources = deployment.workdir / "expectations"
+    no_sources.mkdir()
+    changed = [
+        {},
+        {},
+        {"LEDGER_RECONCILIATION": str(wrong)},
+        {"LEDGER_RECONCILIATION": "", "LEDGER_EXPECTATIONS": str(no_sources)},
+    ]
     out = deployment.workdir / "runs.json"
-    declarations = [right, right, str(wrong)]
+    args = [str(RUNNER.parent), str(DAGS_FOLDER), str(out), json.dumps(changed)]
     run_logged(
-        [sys.executable, "-c", RUNS, str(RUNNER.parent), str(DAGS_FOLDER), str(out), *declarations],
+        [sys.executable, "-c", RUNS, *args],
         deployment.env,
         deployment.workdir / "runs.log",
         cwd=deployment.workdir,
@@ -425,4 +433,14 @@ def test_a_run_fails_when_reconciliation_itself_fails(
     }
     log = (deployment.workdir / "runs.log").read_text(encoding="utf-8", errors="replace")
     assert "the ledger declares no table 'acounts'" in log
+    assert rows(deployment.engine, "SELECT count(*) FROM ledger_recon_runs") == [(2,)]
+
+
+def test_a_ledger_declaring_no_sources_has_nothing_to_reconcile(
+    deployment: Deployment, runs: list[dict[str, Any]]
+) -> None:
+    nothing = runs[3]
+
+    assert nothing["state"] == "success"
+    assert nothing["task_states"] == dict.fromkeys(TASKS, "skipped")
     assert rows(deployment.engine, "SELECT count(*) FROM ledger_recon_runs") == [(2,)]
