@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import resource
 import threading
 import time
 from collections.abc import Callable
@@ -32,6 +33,8 @@ import psutil
 from bench.workloads import opening_deposits, opening_state, transfers
 
 EVENTS_PER_FILE = 10_000
+# The kinds of process whose CPU the sampler counts (`cpu_kind`).
+DRIVER, JVM, WORKERS = "driver (this process)", "Spark JVM", "Python workers"
 
 
 class ProcessSampler:
@@ -54,6 +57,7 @@ class ProcessSampler:
         self._latest: dict[tuple[int, float, str], float] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._reaped_baseline = 0.0
 
     def _sample(self) -> None:
         me = psutil.Process()
@@ -91,18 +95,43 @@ class ProcessSampler:
             self._started[key] = max(self._latest[k] for k in same_process)
 
     def cpu_seconds(self) -> dict[str, float]:
-        """CPU seconds by kind of process, from the start to the last sample."""
+        """CPU seconds by kind of process, from the start to the last sample; children that
+        ended meanwhile count in full (`_unsampled_children`)."""
         by_kind: dict[str, float] = {}
         for key, seconds in self._latest.items():
             kind = self._kinds[key]
             assert kind is not None
             by_kind[kind] = by_kind.get(kind, 0.0) + seconds - self._started[key]
+        for kind, seconds in self._unsampled_children().items():
+            by_kind[kind] = by_kind.get(kind, 0.0) + seconds
         return dict(sorted(by_kind.items(), key=lambda item: -item[1]))
+
+    def _unsampled_children(self) -> dict[str, float]:
+        """The CPU seconds of this process's children that ended (and were waited for) during
+        the measurement beyond what the samples saw of them, by kind: a child that lives less
+        than a sampling interval, or is not sampled in its last moments on a loaded machine,
+        is otherwise lost. The kernel's count of waited-for children is exact (those still
+        alive are not in it); it is shared among the kinds of the ended children in proportion
+        to what the samples saw of each, and counted as workers where none was seen."""
+        reaped = _waited_children_cpu() - self._reaped_baseline
+        alive = {p.pid for p in psutil.Process().children(recursive=True)}
+        seen: dict[str, float] = {}
+        for key, kind in self._kinds.items():
+            if kind in (WORKERS, JVM) and key in self._latest and key[0] not in alive:
+                seen[kind] = seen.get(kind, 0.0) + self._latest[key] - self._started[key]
+        missing = reaped - sum(seen.values())
+        if missing <= 0:
+            return {}
+        total = sum(seen.values())
+        if total <= 0:
+            return {WORKERS: missing}
+        return {kind: missing * seconds / total for kind, seconds in seen.items()}
 
     def __enter__(self) -> ProcessSampler:
         # The baseline before the measured work starts: processes running now count from
         # here, processes started later from their start.
         self._sample_once(psutil.Process(), baseline=True)
+        self._reaped_baseline = _waited_children_cpu()
         self._clock = time.perf_counter()
         self._thread.start()
         return self
@@ -114,12 +143,18 @@ class ProcessSampler:
         self.wall = time.perf_counter() - self._clock
 
 
+def _waited_children_cpu() -> float:
+    """User and system CPU seconds of every child this process has waited for, so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def cpu_kind(process: psutil.Process, me: int, tree: set[int]) -> str | None:
     """What a process is to the measurement, or None if it is none of ours."""
     if process.pid == me:
-        return "driver (this process)"
+        return DRIVER
     if process.pid in tree:
-        return "Spark JVM" if process.info["name"] == "java" else "Python workers"
+        return JVM if process.info["name"] == "java" else WORKERS
     if process.info["name"] != "postgres":
         return None
     # A server process names its job in its title: "postgres: 15/main: user database host"

@@ -60,3 +60,13 @@ def test_a_child_that_execs_the_jvm_is_counted_as_the_jvm_from_then_on(tmp_path:
     assert cpu.get(JVM, 0.0) >= 0.4, cpu
     # The JVM's seconds are not counted for the shell it was.
     assert cpu.get(WORKERS, 0.0) < 0.2, cpu
+
+
+def test_children_that_end_between_samples_are_counted_in_full() -> None:
+    # Each child burns 50 ms, less than one sampling interval: the samples may never see
+    # one, the kernel's count of waited-for children does.
+    child = "import time\nt = time.process_time() + 0.05\nwhile time.process_time() < t: pass"
+    with ProcessSampler() as sampler:
+        for _ in range(6):
+            subprocess.run([sys.executable, "-c", child], check=True)
+    assert sampler.cpu_seconds().get(WORKERS, 0.0) >= 0.3
