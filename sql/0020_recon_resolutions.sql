@@ -42,6 +42,11 @@ CREATE TABLE ledger_recon_run_rules (
 );
 REVOKE UPDATE, DELETE ON ledger_recon_run_rules FROM ledger_writer;
 
+-- A run's matches and the breaks it opened, found through their run (the reconciliation page,
+-- the audit's rules) instead of by reading every match and break.
+CREATE INDEX ledger_recon_matches_run ON ledger_recon_matches (run_id) WHERE run_id IS NOT NULL;
+CREATE INDEX ledger_recon_breaks_opened_run ON ledger_recon_breaks (opened_run_id);
+
 -- Readers see, beside each open break, the write-off posted for it, if any: the adjusting
 -- event's request id (its outcome is in request_outcomes). The columns before it stay as 0019
 -- made them (CREATE OR REPLACE may only append).
