@@ -25,6 +25,7 @@ The input's conversion into Spark frames is timed apart and counted in neither.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from datetime import date
 
@@ -35,11 +36,12 @@ from pyspark.sql import functions as F
 from rich.console import Console
 from rich.table import Table
 
+from bench.spark_phases import PhaseProfiler
 from ledger_engine.reconcile.matching.spark import collect_outcome, match_plan
 from ledger_engine.reconcile.rules import AmountCriterion, Rule
 from ledger_engine.runtime.spark.session import build_session
 
-console = Console()
+console = Console(width=170)
 DAY = np.datetime64(date(2026, 11, 2), "D")
 WORDS = np.array(["card fee", "salary", "rent", "invoice", "refund", "payout", "transfer"])
 RULES = (
@@ -137,6 +139,27 @@ def _frame(spark: SparkSession, frame: pd.DataFrame) -> DataFrame:
     return converted.localCheckpoint()
 
 
+PROFILE_COLUMNS = ("task s", "busy", "JVM CPU s", "py CPU s", "GC s", "shuffle MB", "jobs")
+
+
+def _profile(profiler: PhaseProfiler, phase: str) -> tuple[str, ...]:
+    """A phase's profile: the executors' task seconds and how busy they kept the cores, the
+    JVM's and the driver's Python CPU, GC, shuffle written and jobs run."""
+    p = profiler.phases.get(phase)
+    if p is None:
+        return ("",) * len(PROFILE_COLUMNS)
+    busy = p.task / (p.wall * CORES) if p.wall else 0.0
+    return (
+        f"{p.task:.1f}",
+        f"{busy:.0%}",
+        f"{p.jvm_cpu:.1f}",
+        f"{p.python_cpu:.1f}",
+        f"{p.gc:.1f}",
+        f"{p.shuffle_mb:.0f}",
+        str(p.jobs),
+    )
+
+
 def measure(spark: SparkSession, size: int, args: argparse.Namespace) -> None:
     """Generate, match and report one size."""
     statement, ledger = generate(size, args.accounts, args.differ, args.seed)
@@ -145,21 +168,27 @@ def measure(spark: SparkSession, size: int, args: argparse.Namespace) -> None:
     statement_df, ledger_df = _frame(spark, statement), _frame(spark, ledger)
     converted = time.perf_counter() - started
 
+    profiler = PhaseProfiler(spark)
     started = time.perf_counter()
-    frames = match_plan(spark, statement_df, ledger_df, RULES)
+    frames = match_plan(spark, statement_df, ledger_df, RULES, on_phase=profiler.mark)
     counted = time.perf_counter()
     matched, breaks = frames.matches.count(), frames.breaks.count()
     frames.seconds["count results"] = time.perf_counter() - counted
+    profiler.mark("count results")
     matching = time.perf_counter() - started
     reasons = {r["reason"]: r["count"] for r in frames.breaks.groupBy("reason").count().collect()}
     if args.collect:
+        profiler.mark("(reasons counted, not a phase)")
         outcome = collect_outcome(frames)
+        profiler.mark("collect")
         assert len(outcome.matches) == matched and len(outcome.breaks) == breaks
     merge_seconds, merge_pairs = pandas_merge(statement, ledger)
 
     table = Table(title=f"{size:,} entries a side ({entries:,} in all)")
     table.add_column("phase")
     table.add_column("seconds", justify="right")
+    for heading in PROFILE_COLUMNS:
+        table.add_column(heading, justify="right")
     table.add_column("detail")
     for phase, seconds in frames.seconds.items():
         rule = frames.rules.get(phase.removeprefix("rule "))
@@ -168,16 +197,20 @@ def measure(spark: SparkSession, size: int, args: argparse.Namespace) -> None:
             if rule
             else ""
         )
-        table.add_row(phase, f"{seconds:.2f}", detail)
+        table.add_row(phase, f"{seconds:.2f}", *_profile(profiler, phase), detail)
     mismatch = frames.rules.get("amount_mismatch")
     if mismatch:
         table.add_row(
             "",
             "",
+            *("",) * len(PROFILE_COLUMNS),
             f"amount mismatches: {mismatch['candidates']:,} candidates, "
             f"{mismatch['rounds']} rounds, {mismatch['kept']:,} kept",
         )
     console.print(table)
+    console.print(
+        "  task s: the executors' task time; busy: task s / (wall x cores); shuffle MB: written"
+    )
     console.print(f"  input to Spark frames (not counted): {converted:.2f} s")
     console.print(f"  {matched:,} matches; breaks {reasons}")
     rate = entries / matching
@@ -195,6 +228,14 @@ def measure(spark: SparkSession, size: int, args: argparse.Namespace) -> None:
     )
 
 
+CORES = 2
+
+
+def _cores(master: str) -> int:
+    inside = master.removeprefix("local[").removesuffix("]")
+    return os.cpu_count() or 1 if inside == "*" else int(inside) if inside.isdigit() else 2
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="100000,1000000")
@@ -204,6 +245,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--no-collect", dest="collect", action="store_false")
     args = parser.parse_args()
+    global CORES
+    CORES = _cores(args.master)
     spark = build_session(args.master, app_name="reconcile-bench")
     # The generated input reaches Spark through Arrow (not row by row through Python).
     spark.conf.set("spark.sql.execution.arrow.pyspark.enabled", "true")

@@ -170,9 +170,14 @@ def _ids(arrays: list[list[int]]) -> tuple[tuple[int, ...], ...]:
 
 
 def match_plan(
-    spark: SparkSession, statement_df: DataFrame, ledger_df: DataFrame, rules: Sequence[Rule]
+    spark: SparkSession,
+    statement_df: DataFrame,
+    ledger_df: DataFrame,
+    rules: Sequence[Rule],
+    on_phase: Callable[[str], None] | None = None,
 ) -> MatchFrames:
-    """Run the rules and find the breaks; the result stays in Spark (checkpointed)."""
+    """Run the rules and find the breaks; the result stays in Spark (checkpointed).
+    `on_phase`, if given, is called with each phase's name as it ends (a profiler's hook)."""
     frames = MatchFrames(
         spark.createDataFrame([], MATCH_SCHEMA), spark.createDataFrame([], BREAK_SCHEMA)
     )
@@ -182,7 +187,9 @@ def match_plan(
         nonlocal clock
         now = time.perf_counter()
         frames.seconds[name] = now - clock
-        clock = now
+        if on_phase is not None:
+            on_phase(name)
+        clock = time.perf_counter()
 
     statement = _prepared(statement_df, identity=True)
     ledger = _prepared(ledger_df, identity=False)

@@ -1,0 +1,96 @@
+"""Where a Spark run's phases spend their time: wall seconds beside the executors' task
+seconds, the JVM's and the Python driver's CPU, GC, shuffle and jobs, phase by phase.
+
+Spark's status store (which the UI reads, kept even with the UI off) sums every task's
+duration, GC and shuffle bytes per executor; the JVM's CPU comes from the kernel's
+accounting of its process (in local mode the driver and its executor threads are one JVM),
+the driver's Python CPU from `time.process_time`. A snapshot before and after a phase gives
+the phase's share. Task seconds over (wall x cores) says how busy the cores were; wall with
+few task seconds is the driver's (planning, job scheduling, Python).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, fields
+
+from pyspark.sql import SparkSession
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class Snapshot:
+    """Cumulative counters at one moment."""
+
+    wall: float
+    python_cpu: float
+    jvm_cpu: float
+    task: float
+    gc: float
+    shuffle_mb: float
+    tasks: int
+    jobs: int
+
+    def __sub__(self, other: Snapshot) -> Snapshot:
+        return Snapshot(
+            *(getattr(self, f.name) - getattr(other, f.name) for f in fields(Snapshot))
+        )
+
+
+class PhaseProfiler:
+    """Counts each phase of a Spark run: call `mark(name)` at the end of each phase."""
+
+    def __init__(self, spark: SparkSession) -> None:
+        self._spark = spark
+        self._jvm_pid = spark._jvm.ProcessHandle.current().pid()  # type: ignore[union-attr]
+        self.phases: dict[str, Snapshot] = {}
+        self._stages()  # what ran before is no phase's
+        self._seen_stage = -1
+        self._seen_jobs: set[int] = set()
+        self._last = self._now()
+
+    def _now(self) -> Snapshot:
+        with open(f"/proc/{self._jvm_pid}/stat") as stat:
+            # Fields 14 and 15 (utime, stime), after the command name in parentheses.
+            parts = stat.read().rsplit(")", 1)[1].split()
+        jvm = (int(parts[11]) + int(parts[12])) / _TICKS
+        return Snapshot(time.perf_counter(), time.process_time(), jvm, 0.0, 0.0, 0.0, 0, 0)
+
+    def _stages(self) -> Snapshot:
+        """The task time, GC, shuffle and tasks of the stages since the last mark (all of
+        them complete then: a phase ends with an action's result)."""
+        sc = self._spark._jsc.sc()  # type: ignore[union-attr]
+        # The status store learns of ended tasks through the (asynchronous) listener bus:
+        # let it catch up, or a phase's last stages would be counted in the next one.
+        sc.listenerBus().waitUntilEmpty(10_000)
+        gateway = self._spark.sparkContext._gateway  # type: ignore[union-attr]
+        no_quantiles = gateway.new_array(gateway.jvm.double, 0)
+        stages = sc.statusStore().stageList(None, False, False, no_quantiles, None).iterator()
+        task = gc = shuffle = 0.0
+        tasks = 0
+        newest = self._seen_stage
+        while stages.hasNext():
+            stage = stages.next()
+            if stage.stageId() <= self._seen_stage:
+                continue
+            newest = max(newest, stage.stageId())
+            task += stage.executorRunTime() / 1000
+            gc += stage.jvmGcTime() / 1000
+            shuffle += stage.shuffleWriteBytes() / 2**20
+            tasks += stage.numCompleteTasks()
+        self._seen_stage = newest
+        jobs = set(self._spark.sparkContext.statusTracker().getJobIdsForGroup(None))
+        new_jobs, self._seen_jobs = jobs - self._seen_jobs, jobs
+        return Snapshot(0.0, 0.0, 0.0, task, gc, shuffle, tasks, len(new_jobs))
+
+    def mark(self, name: str) -> None:
+        """End the phase `name` (the time since the last mark)."""
+        now = self._now()
+        counted = now - self._last
+        stages = self._stages()
+        counted.task, counted.gc, counted.shuffle_mb = stages.task, stages.gc, stages.shuffle_mb
+        counted.tasks, counted.jobs = stages.tasks, stages.jobs
+        self.phases[name] = counted
+        self._last = self._now()
