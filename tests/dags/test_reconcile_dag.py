@@ -42,8 +42,9 @@ from tests.support.statements import Entry, Statement, camt053_document
 
 DAG_ID = "ledger_reconcile"
 TASKS = ["reconcile_statements", "write_reconciliation_page"]
-# The bank's own declaration (expectations/bank/reconciliation.toml), read by the DAG's tasks
-# from its default place: one camt.053 source, "Main bank", naming accounts by their keys.
+# The bank's own declaration (expectations/bank/reconciliation.toml), which the watcher's
+# test leaves the trigger to find in its default place: one camt.053 source, "Main bank",
+# naming accounts by their keys.
 DECLARATION = REPO_ROOT / "expectations" / "bank" / "reconciliation.toml"
 SOURCE = "Main bank"
 
@@ -185,9 +186,9 @@ def import_string(classpath):  # as the triggerer finds a trigger's class
 
 folder, name, raw = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]).read_bytes()
 
-async def polls(trigger, n):
+async def polls(trigger, n, waiting):  # until it has looked n more times, or yielded
     target = trigger.polls + n
-    while trigger.polls < target:
+    while trigger.polls < target and not waiting.done():
         await asyncio.sleep(0.01)
 
 async def main():
@@ -196,16 +197,16 @@ async def main():
     events = trigger.run()
     seen = {}
     waiting = asyncio.ensure_future(anext(events))
-    await asyncio.wait_for(polls(trigger, 3), 60)
+    await asyncio.wait_for(polls(trigger, 3, waiting), 60)
     seen["with_the_loaded_file_only"] = waiting.done()
     hidden = folder / f".{name}.tmp"
     hidden.write_bytes(raw)
-    await asyncio.wait_for(polls(trigger, 3), 60)
+    await asyncio.wait_for(polls(trigger, 3, waiting), 60)
     seen["while_landing"] = waiting.done()
     hidden.replace(folder / name)
     seen["fired"] = (await asyncio.wait_for(waiting, 60)).payload
     waiting = asyncio.ensure_future(anext(events))
-    await asyncio.wait_for(polls(trigger, 3), 60)
+    await asyncio.wait_for(polls(trigger, 3, waiting), 60)
     seen["fired_again"] = waiting.done()
     waiting.cancel()
     print(json.dumps(seen))
