@@ -411,7 +411,8 @@ def _print_reconciliation(report, *, dry_run: bool) -> None:
             markup=False,
         )
     table = Table(title="Reconciliation" + (" (dry run: nothing recorded)" if dry_run else ""))
-    for column in ("source", "statement items", "ledger items", "matches", "breaks"):
+    columns = ("source", "statement items", "ledger items", "matches", "written off", "breaks")
+    for column in columns:
         table.add_column(column, justify="right")
     for part in report.sources:
         table.add_row(
@@ -419,6 +420,7 @@ def _print_reconciliation(report, *, dry_run: bool) -> None:
             str(len(part.scope.statement_items)),
             str(len(part.scope.ledger_items)),
             str(len(part.outcome.matches)),
+            str(len(part.settlements)),
             str(len(part.outcome.breaks)),
         )
     console.print(table)

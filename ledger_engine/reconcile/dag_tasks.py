@@ -45,7 +45,8 @@ def reconcile_task(who: str, log: logging.Logger) -> dict[str, Any]:
 def reconcile_summary(report: ReconcileReport) -> dict[str, Any]:
     """What a run did, as plain values: the files it loaded, and per source the items it
     considered, its matches, its open breaks by reason (those it opened and those it kept),
-    the breaks it opened and closed and the run it recorded; `run_ids` lists those runs."""
+    the breaks it opened and closed (of which `written_off`: write-offs it settled) and the
+    run it recorded; `run_ids` lists those runs."""
     sources = {}
     for part in report.sources:
         record = part.record
@@ -57,6 +58,7 @@ def reconcile_summary(report: ReconcileReport) -> dict[str, Any]:
             "breaks": dict(sorted(Counter(b.reason for b in part.outcome.breaks).items())),
             "breaks_opened": record.breaks_opened if record is not None else 0,
             "breaks_closed": record.breaks_closed if record is not None else 0,
+            "written_off": len(part.settlements),
         }
     return {
         "files": [

@@ -383,7 +383,7 @@ def test_a_run_records_the_statements_breaks_and_writes_its_page_green(
     part = summary["sources"][SOURCE]
     assert (part["statement_items"], part["ledger_items"], part["matches"]) == (3, 3, 1)
     assert part["breaks"] == BREAKS
-    assert (part["breaks_opened"], part["breaks_closed"]) == (3, 0)
+    assert (part["breaks_opened"], part["breaks_closed"], part["written_off"]) == (3, 0, 0)
     assert summary["run_ids"] == [part["run_id"]]
     recorded = rows(
         deployment.engine, "SELECT who FROM ledger_recon_runs WHERE run_id = :id", id=part["run_id"]
