@@ -46,9 +46,9 @@ class PhaseProfiler:
         self._spark = spark
         self._jvm_pid = spark._jvm.ProcessHandle.current().pid()  # type: ignore[union-attr]
         self.phases: dict[str, Snapshot] = {}
-        self._stages()  # what ran before is no phase's
         self._seen_stage = -1
         self._seen_jobs: set[int] = set()
+        self._stages()  # what ran before is no phase's
         self._last = self._now()
 
     def _now(self) -> Snapshot:
