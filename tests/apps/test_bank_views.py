@@ -9,10 +9,11 @@ from datetime import date
 from sqlalchemy import Engine
 
 from ledger_engine.reconcile.inbox import land_statement, load_statements
-from ledger_engine.reconcile.sources import CsvLayout, Source, Sources
+from ledger_engine.reconcile.sources import Sources
 from tests.support.bank import deposit, transfer
 from tests.support.database import rows
 from tests.support.events import event_file
+from tests.support.reconcile import csv_source
 
 
 def test_the_account_statement_shows_each_movements_details(engine: Engine, commit_files):
@@ -46,15 +47,8 @@ def test_reconciled_balances_show_the_last_stated_balance_and_the_drift(
 ):
     commit_files(engine, 0, [("b0.jsonl", event_file([deposit("d1", "alice", 10_000)]))])
     commit_files(engine, 1, [("b1.jsonl", event_file([deposit("d2", "bob", 500)]))])
-    bank = Source(
-        "bank",
-        "csv",
-        "accounts",
-        "EUR",
-        2,
-        account="alice",
-        csv=CsvLayout({"booking_date": "Date", "amount": "Amount", "balance": "Balance"}),
-    )
+    columns = {"booking_date": "Date", "amount": "Amount", "balance": "Balance"}
+    bank = csv_source("bank", "alice", columns=columns)
     # Stated as of the end of a day after every commit: the ledger's balance then is today's.
     land_statement(tmp_path, bank, "s.csv", b"Date,Amount,Balance\n2099-01-01,100.00,100.50\n")
     load_statements(engine, Sources({"bank": bank}, "d" * 64), tmp_path)

@@ -33,13 +33,14 @@ from ledger_engine.reconcile.matching.reference import match
 from ledger_engine.reconcile.resolve import write_off
 from ledger_engine.reconcile.rules import AmountCriterion, Rule
 from ledger_engine.reconcile.run import reconcile
-from ledger_engine.reconcile.sources import CsvLayout, Source, Sources, WriteOffStream
+from ledger_engine.reconcile.sources import Source, Sources, WriteOffStream
 from ledger_engine.store.database import connect
 from tests.support.bank import deposit
 from tests.support.browser import charts_drawn, png_facts, render
 from tests.support.database import rows
 from tests.support.events import event_file
 from tests.support.html_page import Page
+from tests.support.reconcile import csv_source
 from tests.support.statements import Entry, Statement, camt053_document
 
 ARTIFACTS = PROJECT_ROOT / "test-artifacts" / "reconciliation-page"
@@ -61,16 +62,7 @@ BANK = Source(
     rules=(RULE,),
     write_off=WriteOffStream("adjustments"),
 )
-PROVIDER = Source(
-    HOSTILE,
-    "csv",
-    "accounts",
-    "EUR",
-    2,
-    account="carol",
-    csv=CsvLayout({"booking_date": "Date", "amount": "Amount", "reference": "Ref"}),
-    rules=(RULE,),
-)
+PROVIDER = csv_source(HOSTILE, "carol", rules=(RULE,))
 SOURCES = Sources({source.name: source for source in (BANK, PROVIDER)}, digest="r" * 64)
 MONEY = {BANK.name: ("EUR", 2)}  # the provider's unit is not given: its amounts read as units
 

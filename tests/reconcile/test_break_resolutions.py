@@ -24,11 +24,12 @@ from ledger_engine.reconcile.matching.reference import match
 from ledger_engine.reconcile.resolve import manual_match, write_off
 from ledger_engine.reconcile.rules import AmountCriterion, Rule
 from ledger_engine.reconcile.run import reconcile
-from ledger_engine.reconcile.sources import CsvLayout, Source, Sources, WriteOffStream
+from ledger_engine.reconcile.sources import Sources, WriteOffStream
 from ledger_engine.store.break_resolutions import break_history
 from tests.support.bank import deposit, transfer
 from tests.support.database import rows
 from tests.support.events import event_file
+from tests.support.reconcile import csv_source
 
 RULE = Rule(
     "same reference",
@@ -38,17 +39,7 @@ RULE = Rule(
     reference_similarity=1.0,
 )
 ADJUSTMENTS = WriteOffStream("adjustments", "account_id", "amount", "reference", "description")
-BANK = Source(
-    "bank",
-    "csv",
-    "accounts",
-    "EUR",
-    2,
-    account="alice",
-    csv=CsvLayout({"booking_date": "Date", "amount": "Amount", "reference": "Ref"}),
-    rules=(RULE,),
-    write_off=ADJUSTMENTS,
-)
+BANK = csv_source("bank", "alice", rules=(RULE,), write_off=ADJUSTMENTS)
 SOURCES = Sources({"bank": BANK}, digest="w" * 64)
 MOVEMENTS = [
     deposit("d1", "alice", 10_000, reference="R1", value_date="2026-11-02"),

@@ -18,23 +18,15 @@ from ledger_engine.reconcile.matching import (
 from ledger_engine.reconcile.matching.reference import match
 from ledger_engine.reconcile.rules import AmountCriterion, Rule
 from ledger_engine.reconcile.run import reconcile
-from ledger_engine.reconcile.sources import CsvLayout, Source, Sources
+from ledger_engine.reconcile.sources import Sources
 from ledger_engine.store import reconciliation
 from tests.support.bank import deposit
 from tests.support.database import rows
 from tests.support.events import event_file
+from tests.support.reconcile import csv_source
 
 RULE = Rule("same reference", 0, amount=AmountCriterion(0), window_days=1, reference_similarity=1.0)
-BANK = Source(
-    "bank",
-    "csv",
-    "accounts",
-    "EUR",
-    2,
-    account="alice",
-    csv=CsvLayout({"booking_date": "Date", "amount": "Amount", "reference": "Ref"}),
-    rules=(RULE,),
-)
+BANK = csv_source("bank", "alice", rules=(RULE,))
 SOURCES = Sources({"bank": BANK}, digest="r" * 64)
 MOVEMENTS = [
     deposit("d1", "alice", 10_000, reference="R1", value_date="2026-11-02"),

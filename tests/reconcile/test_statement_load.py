@@ -13,19 +13,12 @@ from sqlalchemy import Engine
 from ledger_engine.reconcile.entries import BAD_AMOUNT, MALFORMED_FILE
 from ledger_engine.reconcile.formats import parse_statement
 from ledger_engine.reconcile.inbox import land_statement, load_statements
-from ledger_engine.reconcile.sources import CsvLayout, Source, Sources
+from ledger_engine.reconcile.sources import Sources
 from ledger_engine.store.statements import DUPLICATE, LOADED, SEEN
 from tests.support.database import rows as database_rows
+from tests.support.reconcile import csv_source
 
-BANK = Source(
-    "Main bank «EUR»",
-    "csv",
-    "accounts",
-    "EUR",
-    2,
-    account="acct-000001",
-    csv=CsvLayout({"booking_date": "Date", "amount": "Amount", "reference": "Ref"}),
-)
+BANK = csv_source("Main bank «EUR»", "acct-000001")
 SOURCES = Sources({BANK.name: BANK}, digest="d" * 64)
 NOVEMBER = b"Date,Amount,Ref\n2026-11-02,100.00,R1\n2026-11-03,-2.5,R2\n2026-11-04,1.234,R3\n"
 DECEMBER = b"Date,Amount,Ref\n2026-12-01,7.00,R4\n"

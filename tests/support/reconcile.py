@@ -1,5 +1,5 @@
-"""Items and rules for the matching tests: short builders for hand-written cases, and
-hypothesis strategies for generated ones.
+"""Items, rules and sources for the reconciliation tests: short builders for hand-written
+cases, and hypothesis strategies for generated ones.
 
 Builders take a number and an amount and default the rest: statement item `n` has the id
 `(1, n)` and ledger item `n` the id `(7, n, 0)`, both on `ACCOUNT` dated `DAY` (plus `days`)::
@@ -29,9 +29,24 @@ from ledger_engine.reconcile.rules import (
     AmountCriterion,
     Rule,
 )
+from ledger_engine.reconcile.sources import CsvLayout, Source
 
 DAY = date(2026, 11, 2)
 ACCOUNT = "acct-000001"
+
+
+# The columns of the tests' plain CSV statements: "Date,Amount,Ref".
+CSV_COLUMNS = {"booking_date": "Date", "amount": "Amount", "reference": "Ref"}
+
+
+def csv_source(
+    name: str = "bank", account: str = "alice", *, columns: dict | None = None, **fields
+) -> Source:
+    """A source of CSV statements (`columns`: field -> header, default `CSV_COLUMNS`) about
+    one row of the bank's `accounts`, in EUR at 2 decimals; `fields` sets any other field of
+    `Source` (`rules`, `write_off`)."""
+    layout = CsvLayout(dict(CSV_COLUMNS if columns is None else columns))
+    return Source(name, "csv", "accounts", "EUR", 2, account=account, csv=layout, **fields)
 
 
 def statement_item(
