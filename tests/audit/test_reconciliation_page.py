@@ -21,13 +21,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, text
 
-from ledger_engine import cli
 from ledger_engine.audit.findings import AuditReport, CheckResult
 from ledger_engine.audit.report import render_index, write_report
 from ledger_engine.audit.report.formats import money_text
 from ledger_engine.audit.report.reconciliation import write_reconciliation_page
 from ledger_engine.audit.report.reconciliation_queries import UnknownRuns
-from ledger_engine.config import PROJECT_ROOT, Settings
+from ledger_engine.config import PROJECT_ROOT
 from ledger_engine.reconcile.inbox import land_statement
 from ledger_engine.reconcile.matching.reference import match
 from ledger_engine.reconcile.resolve import write_off
@@ -39,7 +38,7 @@ from tests.support.bank import deposit
 from tests.support.browser import charts_drawn, png_facts, render
 from tests.support.database import rows
 from tests.support.events import event_file
-from tests.support.html_page import Page
+from tests.support.html_page import Page, read_page
 from tests.support.reconcile import csv_source
 from tests.support.statements import Entry, Statement, camt053_document
 
@@ -157,10 +156,6 @@ def recorded(
     page = write_reconciliation_page(reports, engine, run_ids, origin=ORIGIN, money=MONEY)
     yield Recorded(engine, run_ids, reports, page)
     engine.dispose()
-
-
-def read_page(path: Path) -> Page:
-    return Page(path.read_text(encoding="utf-8"))
 
 
 def database_sides(engine: Engine, run_ids: list[int]) -> list[tuple[int, int]]:
@@ -437,67 +432,6 @@ def test_the_index_shows_what_a_reconciliations_summary_holds_and_dashes_for_the
         p.name for p, _ in pages
     ]
     assert index.find("img") == [] and HOSTILE not in markup
-
-
-# --- From the command line ------------------------------------------------------------------
-
-DECLARATION = """
-version = 1
-
-[sources."Main bank"]
-format = "csv"
-table = "accounts"
-currency = "EUR"
-precision = 2
-account = "alice"
-[sources."Main bank".csv.columns]
-booking_date = "Date"
-amount = "Amount"
-reference = "Ref"
-
-[[sources."Main bank".rules]]
-name = "same reference"
-reference = { similarity = 1.0 }
-"""
-
-
-def test_ledger_reconcile_writes_the_page_and_a_dry_run_does_not(
-    database_url: str, spark, monkeypatch, tmp_path: Path, capsys
-):
-    # `spark`: the session of the tests, which the command matches on and leaves running.
-    (tmp_path / "reconciliation.toml").write_text(DECLARATION, encoding="utf-8")
-    source = Source("Main bank", "csv", "accounts", "EUR", 2, account="alice")
-    land_statement(
-        tmp_path / "inbox", source, "2026-11-03.csv", b"Date,Amount,Ref\n2026-11-03,3.00,R9\n"
-    )
-    monkeypatch.setattr(cli.console, "width", 400)  # the path printed on one line
-    monkeypatch.setenv("LEDGER_DATABASE_URL", database_url)
-    monkeypatch.setenv("LEDGER_DATA_DIR", str(tmp_path))
-    monkeypatch.setenv("LEDGER_STATEMENTS", str(tmp_path / "inbox"))
-    monkeypatch.setenv("LEDGER_RECONCILIATION", str(tmp_path / "reconciliation.toml"))
-    reports = Settings.from_env().reports
-
-    assert cli.main(["reconcile", "--dry-run"]) == 0
-    assert "reconciliation page" not in capsys.readouterr().out
-    assert not reports.exists() or list(reports.glob("reconciliation-*")) == []
-
-    assert cli.main(["reconcile"]) == 0
-    printed = capsys.readouterr().out
-    (path,) = reports.glob("reconciliation-*.html")
-    assert f"reconciliation page: {path}" in printed
-    page = read_page(path)
-    assert page.body_rows("oldest-breaks")[0][1:8] == [
-        "Main bank",
-        "missing in the ledger",
-        "alice",
-        "3.00 EUR",
-        "—",
-        "—",
-        "R9",
-    ]
-    assert "ledger reconcile (" in page.text  # who ran it
-    index = read_page(reports / "index.html")
-    assert [a.attrs["href"] for a in index.find("a", inside="reconciliations")] == [path.name]
 
 
 # --- In a browser --------------------------------------------------------------------------

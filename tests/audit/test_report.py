@@ -29,7 +29,7 @@ from ledger_engine.store.lease import run_lease
 from tests.support.bank import deposit, lookup, transfer
 from tests.support.browser import charts_drawn, png_facts, render
 from tests.support.events import event_file
-from tests.support.html_page import Page
+from tests.support.html_page import read_page
 
 ARTIFACTS = PROJECT_ROOT / "test-artifacts" / "audit-report"
 DATA_DOCS = "file:///srv/ledger/expectations/gx/uncommitted/data_docs/local_site/index.html"
@@ -116,10 +116,6 @@ def passing_report() -> AuditReport:
 
 
 # --- Reading a page ------------------------------------------------------------------------
-
-
-def read_page(path: Path) -> Page:
-    return Page(path.read_text(encoding="utf-8"))
 
 
 # --- The page's content --------------------------------------------------------------------

@@ -11,11 +11,13 @@ from sqlalchemy import Engine
 
 from ledger_engine import cli
 from ledger_engine.cli import main
+from ledger_engine.config import Settings
 from ledger_engine.reconcile.inbox import land_statement
 from ledger_engine.reconcile.sources import Source
 from tests.support.bank import deposit
 from tests.support.database import rows
 from tests.support.events import event_file
+from tests.support.html_page import read_page
 
 DECLARATION = """
 version = 1
@@ -69,15 +71,27 @@ def test_reconcile_records_matches_and_breaks_and_breaks_lists_them(
 ):
     land(user, b"Date,Amount,Ref\n2026-11-02,100.00,R1\n2026-11-03,3.00,R9\n")
 
+    reports = Settings.from_env().reports
+
     assert main(["reconcile", "--dry-run"]) == 0
     dry = capsys.readouterr().out
-    assert "dry run: nothing recorded" in dry
+    assert "dry run: nothing recorded" in dry and "reconciliation page" not in dry
     assert rows(engine, "SELECT count(*) FROM ledger_recon_runs") == [(0,)]
+    assert not reports.exists() or list(reports.glob("reconciliation-*")) == []
 
     assert main(["reconcile"]) == 0
     out = capsys.readouterr().out
     assert "Main bank / 2026-11-03.csv: loaded (2 entries, 0 rejected)" in out
     assert "missing_in_ledger 1, missing_in_statement 1" in out
+    (page,) = reports.glob("reconciliation-*.html")  # the run's page, listed in the index
+    assert f"reconciliation page: {page}" in out
+    oldest = read_page(page).body_rows("oldest-breaks")
+    assert [row[1:4] for row in oldest] == [
+        ["Main bank", "missing in the ledger", "alice"],
+        ["Main bank", "missing in the statement", "alice"],
+    ]
+    index = read_page(reports / "index.html")
+    assert [a.attrs["href"] for a in index.find("a", inside="reconciliations")] == [page.name]
 
     assert main(["breaks"]) == 1
     listed = capsys.readouterr().out

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from html.parser import HTMLParser
+from pathlib import Path
 
 
 @dataclass
@@ -81,3 +82,8 @@ class Page(HTMLParser):
     def body_rows(self, table: str) -> list[list[str]]:
         """The rows of the table's body (not its head, not its foot)."""
         return self.bodies.get(table, [])
+
+
+def read_page(path: Path) -> Page:
+    """The page written at `path`, parsed."""
+    return Page(path.read_text(encoding="utf-8"))
