@@ -276,7 +276,12 @@ def _demo_reconciliation(settings: Settings, ledger) -> None:
     report = _reconcile(settings, ledger, sources, dry_run=False)
     _print_reconciliation(report, dry_run=False)
     _reconciliation_page(settings, ledger, sources, report, origin=f"ledger demo ({_who()})")
-    console.print("open breaks: ledger breaks; reconcile new statements: ledger reconcile")
+    console.print(
+        "open breaks: ledger breaks; work one: ledger breaks match ID ID --note TEXT, or"
+        " ledger breaks write-off ID --note TEXT; reconcile new statements: ledger reconcile",
+        markup=False,
+        soft_wrap=True,
+    )
 
 
 def _print_next_steps(ledger) -> None:
