@@ -30,10 +30,12 @@ How each part of the specification is computed:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import reduce
 
+import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
@@ -73,19 +75,45 @@ COST = ("c_amount", "c_days", "c_reference", "c_description", "s_nid", "l_nid")
 _NODE = ("account", "nid", "members", "amount", "date", "fref", "fdesc")
 
 
+# The input schemas in Arrow's types, which Spark reads as the schemas above.
+_ARROW_STATEMENT = pa.schema(
+    [
+        ("id", pa.list_(pa.int64())),
+        ("account", pa.string()),
+        ("amount", pa.int64()),
+        ("date", pa.date32()),
+        ("reference", pa.string()),
+        ("description", pa.string()),
+    ]
+)
+_ARROW_LEDGER = _ARROW_STATEMENT.append(pa.field("request_id", pa.string()))
+
+
 def statement_frame(spark: SparkSession, items: Sequence[StatementItem]) -> DataFrame:
     """A frame of statement items, in the matcher's input schema (`STATEMENT_SCHEMA`)."""
-    rows = [(list(s.id), s.account, s.amount, s.date, s.reference, s.description) for s in items]
-    return spark.createDataFrame(rows, STATEMENT_SCHEMA)
+    return _arrow_frame(spark, items, _ARROW_STATEMENT, STATEMENT_SCHEMA)
 
 
 def ledger_frame(spark: SparkSession, items: Sequence[LedgerItem]) -> DataFrame:
     """A frame of ledger items, in the matcher's input schema (`LEDGER_SCHEMA`)."""
-    rows = [
-        (list(i.id), i.account, i.amount, i.date, i.reference, i.description, i.request_id)
-        for i in items
-    ]
-    return spark.createDataFrame(rows, LEDGER_SCHEMA)
+    return _arrow_frame(spark, items, _ARROW_LEDGER, LEDGER_SCHEMA)
+
+
+def _arrow_frame(
+    spark: SparkSession,
+    items: Sequence[StatementItem] | Sequence[LedgerItem],
+    schema: pa.Schema,
+    ddl: str,
+) -> DataFrame:
+    # Column by column into Arrow, which Spark reads in batches: not row by row through
+    # Python's pickling, which took most of a run's input time at 10^5 items and more.
+    if not items:
+        return spark.createDataFrame([], ddl)
+    table = pa.table(
+        {f.name: pa.array([getattr(i, f.name) for i in items], f.type) for f in schema},
+        schema=schema,
+    )
+    return spark.createDataFrame(table)
 
 
 def items_frame(
@@ -107,6 +135,15 @@ class MatchFrames:
     breaks: DataFrame
     seconds: dict[str, float] = field(default_factory=dict)
     rules: dict[str, dict[str, int]] = field(default_factory=dict)
+    # The persisted frames the result reads (cached, not checkpointed: a cached frame keeps
+    # its partitioning by account, a checkpoint forgets it), until `release`.
+    held: list[DataFrame] = field(default_factory=list)
+
+    def release(self) -> None:
+        """Free what the run persisted: the frames are not to be read after this."""
+        for frame in self.held:
+            frame.unpersist()
+        self.held.clear()
 
 
 def match_frames(
@@ -133,7 +170,8 @@ def spark_matcher(
 
 
 def collect_outcome(frames: MatchFrames) -> Outcome:
-    """The frames' matches and breaks brought to the driver, in the outcome's order."""
+    """The frames' matches and breaks brought to the driver, in the outcome's order; the
+    frames are released."""
     started = time.perf_counter()
     matches = [
         (
@@ -161,6 +199,7 @@ def collect_outcome(frames: MatchFrames) -> Outcome:
     ]
     matches.sort(key=lambda m: match_order(*m))
     breaks.sort(key=break_order)
+    frames.release()
     frames.seconds["collect"] = time.perf_counter() - started
     return Outcome(tuple(m for _, m in matches), tuple(breaks))
 
@@ -191,8 +230,23 @@ def match_plan(
             on_phase(name)
         clock = time.perf_counter()
 
-    statement = _prepared(statement_df, identity=True)
-    ledger = _prepared(ledger_df, identity=False)
+    with _partitioned_by_account(spark):
+        _run(spark, statement_df, ledger_df, rules, frames, phase)
+    return frames
+
+
+def _run(
+    spark: SparkSession,
+    statement_df: DataFrame,
+    ledger_df: DataFrame,
+    rules: Sequence[Rule],
+    frames: MatchFrames,
+    phase: Callable[[str], None],
+) -> None:
+    partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or 8)
+    held = frames.held
+    statement = _prepared(statement_df, identity=True, partitions=partitions, held=held)
+    ledger = _prepared(ledger_df, identity=False, partitions=partitions, held=held)
     phase("prepare")
     matched = []
     for rule in sorted(rules, key=lambda r: r.priority):
@@ -203,7 +257,7 @@ def match_plan(
             _sided("s", s_nodes if s_nodes is not None else _singles(statement)),
             _sided("l", l_nodes if l_nodes is not None else _singles(ledger)),
         )
-        kept, stats = _greedy(candidates)
+        kept, stats = _greedy(candidates, held)
         frames.rules[rule.name] = stats
         if stats["kept"]:
             matched.append(
@@ -213,18 +267,40 @@ def match_plan(
                     F.col("s_account").alias("account"),
                     F.col("s_members").alias("statement_ids"),
                     F.col("l_members").alias("ledger_ids"),
-                    (F.col("s_amount") - F.col("l_amount")).alias("amount_difference"),
+                    "amount_difference",
                     F.col("c_days").alias("date_difference_days"),
                 )
             )
-            statement = _without(statement, kept, "s_members")
-            ledger = _without(ledger, kept, "l_members")
+            statement = _without(statement, kept, "s_members", held)
+            ledger = _without(ledger, kept, "l_members", held)
         phase(f"rule {rule.name}")
     if matched:
         frames.matches = reduce(DataFrame.unionByName, matched)
     frames.breaks = _breaks(statement, ledger, frames)
     phase("breaks")
-    return frames
+
+
+# Every item is matched only within its account: both sides are hash-partitioned by account
+# once (`_prepared`), and every join, group and window after that keys on the account first,
+# so that none of them shuffles again. Spark keeps a partitioning by a subset of an
+# aggregate's or a window's keys by default; for a join it asks this setting.
+_CO_PARTITION = "spark.sql.requireAllClusterKeysForCoPartition"
+
+
+@contextmanager
+def _partitioned_by_account(spark: SparkSession) -> Iterator[None]:
+    """Within: a join whose sides are both partitioned by the account (the first of its
+    keys) reads them where they are. The frames a run returns are checkpoints and unions of
+    them, which plan no join after the setting is given back."""
+    before = spark.conf.get(_CO_PARTITION, None)
+    spark.conf.set(_CO_PARTITION, "false")
+    try:
+        yield
+    finally:
+        if before is None:
+            spark.conf.unset(_CO_PARTITION)
+        else:
+            spark.conf.set(_CO_PARTITION, before)
 
 
 def fold_column(text: Column) -> Column:
@@ -243,9 +319,18 @@ def similarity_column(a: Column, b: Column) -> Column:
     )
 
 
-def _prepared(items: DataFrame, identity: bool) -> DataFrame:
+def _held(frame: DataFrame, held: list[DataFrame]) -> int:
+    """Persist `frame` (the run's to release), computed now; its count."""
+    held.append(frame.persist())
+    return frame.count()
+
+
+def _prepared(
+    items: DataFrame, identity: bool, partitions: int, held: list[DataFrame]
+) -> DataFrame:
     """The items with their folded texts (and, on the statement side, whether an item is the
-    first by id of the items identical to it), checkpointed: every rule reads them."""
+    first by id of the items identical to it), partitioned by account and checkpointed:
+    every rule reads them."""
     prepared = items.select(
         "id",
         "account",
@@ -255,14 +340,15 @@ def _prepared(items: DataFrame, identity: bool) -> DataFrame:
         "description",
         fold_column(F.col("reference")).alias("fref"),
         fold_column(F.col("description")).alias("fdesc"),
-    )
+    ).repartition(partitions, "account")
     if identity:
         # Window partitions put nulls together, as identity wants (None equals None).
         same = Window.partitionBy("account", "amount", "date", "reference", "description").orderBy(
             "id"
         )
         prepared = prepared.withColumn("first", F.row_number().over(same) == 1)
-    return prepared.localCheckpoint()
+    _held(prepared, held)
+    return prepared
 
 
 def _singles(items: DataFrame) -> DataFrame:
@@ -346,6 +432,10 @@ def _candidates(rule: Rule | None, s: DataFrame, l: DataFrame) -> DataFrame:  # 
         window = rule.window_days
         if window == 0:
             on.append(col("s_date") == col("l_date"))
+        elif window is not None and len(similarities) > len(similar):
+            # An equal text is a key few pairs share (a reference, mostly): the window is
+            # only a filter then, cheaper than each statement node joining three buckets.
+            filters.append(F.abs(F.datediff(col("s_date"), col("l_date"))) <= window)
         elif window is not None:
             # Dates within `window` days lie in the same bucket of window + 1 days or in
             # adjacent ones: each statement node joins its bucket and the two beside it, each
@@ -362,9 +452,15 @@ def _candidates(rule: Rule | None, s: DataFrame, l: DataFrame) -> DataFrame:  # 
     for condition in [*filters, *similar]:
         pairs = pairs.filter(condition)
     zero = F.lit(0.0)
+    # Only what the choice and a match or break need: the rounds sort these rows again and
+    # again, and the texts are the widest part of a node.
     return pairs.select(
-        *[col(f"s_{c}") for c in _NODE],
-        *[col(f"l_{c}") for c in _NODE],
+        "s_account",
+        "s_nid",
+        "l_nid",
+        "s_members",
+        "l_members",
+        (col("s_amount") - col("l_amount")).alias("amount_difference"),
         F.abs(col("s_amount") - col("l_amount")).alias("c_amount"),
         F.abs(F.datediff(col("s_date"), col("l_date"))).alias("c_days"),
         (-similarities["reference"] if "reference" in similarities else zero).alias("c_reference"),
@@ -379,13 +475,15 @@ def _bucket(day: Column, width: int) -> Column:
     return F.floor(F.datediff(day, F.lit("1970-01-01").cast("date")) / F.lit(width))
 
 
-def _greedy(candidates: DataFrame) -> tuple[DataFrame, dict[str, int]]:
+def _greedy(candidates: DataFrame, held: list[DataFrame]) -> tuple[DataFrame, dict[str, int]]:
     """The candidates the greedy in increasing cost keeps, by rounds of mutual best ones;
     with the number of candidates, rounds and kept ones."""
     stats = {"candidates": 0, "rounds": 0, "kept": 0}
     order = [F.col(c) for c in COST]
-    by_statement = Window.partitionBy("s_nid").orderBy(*order)
-    by_ledger = Window.partitionBy("l_nid").orderBy(*order)
+    # Both nodes of a candidate are of its account (`s_account`), by which the candidates are
+    # partitioned: the windows sort in place.
+    by_statement = Window.partitionBy("s_account", "s_nid").orderBy(*order)
+    by_ledger = Window.partitionBy("s_account", "l_nid").orderBy(*order)
     kept: list[DataFrame] = []
     left = candidates
     while True:
@@ -399,8 +497,9 @@ def _greedy(candidates: DataFrame) -> tuple[DataFrame, dict[str, int]]:
             .withColumn("best", (F.row_number().over(by_statement) == 1) & F.col("l_first"))
             .withColumn("s_taken", F.first("l_first").over(by_statement))
             .withColumn("l_taken", F.first("best").over(by_ledger))
-            .localCheckpoint()
+            .persist()
         )
+        held.append(marked)
         total, best, remaining = marked.agg(
             F.count("*"),
             F.count(F.when(F.col("best"), 1)),
@@ -422,10 +521,12 @@ def _greedy(candidates: DataFrame) -> tuple[DataFrame, dict[str, int]]:
     return reduce(DataFrame.unionByName, kept), stats
 
 
-def _without(items: DataFrame, kept: DataFrame, members: str) -> DataFrame:
+def _without(items: DataFrame, kept: DataFrame, members: str, held: list[DataFrame]) -> DataFrame:
     """`items` but the members of the kept candidates' nodes on their side."""
-    used = kept.select(F.explode(members).alias("id"))
-    return items.join(used, "id", "left_anti").localCheckpoint()
+    used = kept.select(F.col("s_account").alias("account"), F.explode(members).alias("id"))
+    left = items.join(used, ["account", "id"], "left_anti")
+    _held(left, held)
+    return left
 
 
 def _breaks(statement: DataFrame, ledger: DataFrame, frames: MatchFrames) -> DataFrame:
@@ -446,7 +547,8 @@ def _breaks(statement: DataFrame, ledger: DataFrame, frames: MatchFrames) -> Dat
     duplicates = statement.filter(~F.col("first"))
     statement = statement.filter(F.col("first"))
     pairs, stats = _greedy(
-        _candidates(None, _sided("s", _singles(statement)), _sided("l", _singles(ledger)))
+        _candidates(None, _sided("s", _singles(statement)), _sided("l", _singles(ledger))),
+        frames.held,
     )
     frames.rules[AMOUNT_MISMATCH] = stats
     mismatches = pairs.select(
@@ -454,11 +556,11 @@ def _breaks(statement: DataFrame, ledger: DataFrame, frames: MatchFrames) -> Dat
         F.col("s_account").alias("account"),
         F.col("s_members").alias("statement_ids"),
         F.col("l_members").alias("ledger_ids"),
-        (F.col("s_amount") - F.col("l_amount")).alias("amount_difference"),
+        "amount_difference",
     )
     if stats["kept"]:
-        statement = _without(statement, pairs, "s_members")
-        ledger = _without(ledger, pairs, "l_members")
+        statement = _without(statement, pairs, "s_members", frames.held)
+        ledger = _without(ledger, pairs, "l_members", frames.held)
     return reduce(
         DataFrame.unionByName,
         [
