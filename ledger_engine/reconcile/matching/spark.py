@@ -173,35 +173,61 @@ def collect_outcome(frames: MatchFrames) -> Outcome:
     """The frames' matches and breaks brought to the driver, in the outcome's order; the
     frames are released."""
     started = time.perf_counter()
+    # Through Arrow, column by column: a million rows pickled one by one took most of a
+    # run's time at 10^6 entries a side.
+    m = _columns(frames.matches)
     matches = [
         (
-            row.priority,
+            priority,
             Match(
-                rule=row.rule,
-                account=row.account,
-                statement_ids=_ids(row.statement_ids),
-                ledger_ids=_ids(row.ledger_ids),
-                amount_difference=row.amount_difference,
-                date_difference_days=row.date_difference_days,
+                rule=rule,
+                account=account,
+                statement_ids=_ids(statement_ids),
+                ledger_ids=_ids(ledger_ids),
+                amount_difference=amount_difference,
+                date_difference_days=days,
             ),
         )
-        for row in frames.matches.collect()
+        for rule, priority, account, statement_ids, ledger_ids, amount_difference, days in zip(
+            m["rule"],
+            m["priority"],
+            m["account"],
+            m["statement_ids"],
+            m["ledger_ids"],
+            m["amount_difference"],
+            m["date_difference_days"],
+            strict=True,
+        )
     ]
+    b = _columns(frames.breaks)
     breaks = [
         Break(
-            reason=row.reason,
-            account=row.account,
-            statement_ids=_ids(row.statement_ids),
-            ledger_ids=_ids(row.ledger_ids),
-            amount_difference=row.amount_difference,
+            reason=reason,
+            account=account,
+            statement_ids=_ids(statement_ids),
+            ledger_ids=_ids(ledger_ids),
+            amount_difference=amount_difference,
         )
-        for row in frames.breaks.collect()
+        for reason, account, statement_ids, ledger_ids, amount_difference in zip(
+            b["reason"],
+            b["account"],
+            b["statement_ids"],
+            b["ledger_ids"],
+            b["amount_difference"],
+            strict=True,
+        )
     ]
     matches.sort(key=lambda m: match_order(*m))
     breaks.sort(key=break_order)
     frames.release()
     frames.seconds["collect"] = time.perf_counter() - started
     return Outcome(tuple(m for _, m in matches), tuple(breaks))
+
+
+def _columns(frame: DataFrame) -> dict[str, list]:
+    """A frame's columns as Python lists, brought over as Arrow batches."""
+    table = frame.toArrow()
+    return {name: table.column(name).to_pylist() for name in table.column_names}
 
 
 def _ids(arrays: list[list[int]]) -> tuple[tuple[int, ...], ...]:
@@ -250,12 +276,16 @@ def _run(
     phase("prepare")
     matched = []
     for rule in sorted(rules, key=lambda r: r.priority):
-        s_nodes = _groups(statement, rule.group_by) if rule.strategy == MANY_TO_ONE else None
-        l_nodes = _groups(ledger, rule.group_by) if rule.strategy == ONE_TO_MANY else None
+        # A rule folds the texts it reads over the items left to it (an exact rule before a
+        # fuzzy one leaves it a few); the folded texts go into its candidates, not into the
+        # items carried to the next rule, which would compute them again for every item.
+        s_items, l_items = _folded(statement, _texts(rule)), _folded(ledger, _texts(rule))
+        s_nodes = _groups(s_items, rule.group_by) if rule.strategy == MANY_TO_ONE else None
+        l_nodes = _groups(l_items, rule.group_by) if rule.strategy == ONE_TO_MANY else None
         candidates = _candidates(
             rule,
-            _sided("s", s_nodes if s_nodes is not None else _singles(statement)),
-            _sided("l", l_nodes if l_nodes is not None else _singles(ledger)),
+            _sided("s", s_nodes if s_nodes is not None else _singles(s_items)),
+            _sided("l", l_nodes if l_nodes is not None else _singles(l_items)),
         )
         kept, stats = _greedy(candidates, held)
         frames.rules[rule.name] = stats
@@ -328,18 +358,10 @@ def _held(frame: DataFrame, held: list[DataFrame]) -> int:
 def _prepared(
     items: DataFrame, identity: bool, partitions: int, held: list[DataFrame]
 ) -> DataFrame:
-    """The items with their folded texts (and, on the statement side, whether an item is the
-    first by id of the items identical to it), partitioned by account and checkpointed:
-    every rule reads them."""
+    """The items (on the statement side with whether an item is the first by id of the items
+    identical to it), partitioned by account and persisted: every rule reads them."""
     prepared = items.select(
-        "id",
-        "account",
-        "amount",
-        "date",
-        "reference",
-        "description",
-        fold_column(F.col("reference")).alias("fref"),
-        fold_column(F.col("description")).alias("fdesc"),
+        "id", "account", "amount", "date", "reference", "description"
     ).repartition(partitions, "account")
     if identity:
         # Window partitions put nulls together, as identity wants (None equals None).
@@ -351,6 +373,36 @@ def _prepared(
     return prepared
 
 
+_FOLDED = {"reference": "fref", "description": "fdesc"}
+
+
+def _texts(rule: Rule) -> set[str]:
+    """The text fields `rule` compares or groups by."""
+    return {
+        name
+        for name, threshold in (
+            ("reference", rule.reference_similarity),
+            ("description", rule.description_similarity),
+        )
+        if threshold is not None or rule.group_by == name
+    }
+
+
+def _folded(items: DataFrame, texts: set[str]) -> DataFrame:
+    """`items` with the folded column of each of `texts` (`fref`, `fdesc`) it lacks."""
+    for name in sorted(texts):
+        if _FOLDED[name] not in items.columns:
+            items = items.withColumn(_FOLDED[name], fold_column(F.col(name)))
+    return items
+
+
+def _text(items: DataFrame, folded: str) -> Column:
+    """A folded text column of `items`, or null where none is folded (no rule reads it)."""
+    if folded in items.columns:
+        return F.col(folded)
+    return F.lit(None).cast("string").alias(folded)
+
+
 def _singles(items: DataFrame) -> DataFrame:
     """Each item as a node of its own."""
     return items.select(
@@ -359,8 +411,8 @@ def _singles(items: DataFrame) -> DataFrame:
         F.array("id").alias("members"),
         "amount",
         "date",
-        "fref",
-        "fdesc",
+        _text(items, "fref"),
+        _text(items, "fdesc"),
     )
 
 
@@ -546,8 +598,10 @@ def _breaks(statement: DataFrame, ledger: DataFrame, frames: MatchFrames) -> Dat
 
     duplicates = statement.filter(~F.col("first"))
     statement = statement.filter(F.col("first"))
+    # Amount mismatches pair equal folded references.
+    s_items, l_items = _folded(statement, {"reference"}), _folded(ledger, {"reference"})
     pairs, stats = _greedy(
-        _candidates(None, _sided("s", _singles(statement)), _sided("l", _singles(ledger))),
+        _candidates(None, _sided("s", _singles(s_items)), _sided("l", _singles(l_items))),
         frames.held,
     )
     frames.rules[AMOUNT_MISMATCH] = stats
