@@ -301,12 +301,12 @@ def _run(
                     F.col("c_days").alias("date_difference_days"),
                 )
             )
-            statement = _without(statement, kept, "s_members", held)
-            ledger = _without(ledger, kept, "l_members", held)
+            statement = _without(statement, kept, "s_members", held, partitions)
+            ledger = _without(ledger, kept, "l_members", held, partitions)
         phase(f"rule {rule.name}")
     if matched:
         frames.matches = reduce(DataFrame.unionByName, matched)
-    frames.breaks = _breaks(statement, ledger, frames)
+    frames.breaks = _breaks(statement, ledger, frames, partitions)
     phase("breaks")
 
 
@@ -573,15 +573,26 @@ def _greedy(candidates: DataFrame, held: list[DataFrame]) -> tuple[DataFrame, di
     return reduce(DataFrame.unionByName, kept), stats
 
 
-def _without(items: DataFrame, kept: DataFrame, members: str, held: list[DataFrame]) -> DataFrame:
-    """`items` but the members of the kept candidates' nodes on their side."""
+def _without(
+    items: DataFrame, kept: DataFrame, members: str, held: list[DataFrame], partitions: int
+) -> DataFrame:
+    """`items` but the members of the kept candidates' nodes on their side, partitioned by
+    account and persisted, for the next rule."""
     used = kept.select(F.col("s_account").alias("account"), F.explode(members).alias("id"))
-    left = items.join(used, ["account", "id"], "left_anti")
+    # A checkpoint cuts the plan: without it each persisted frame's plan holds every rule
+    # and round before it, which Spark analyses again for every query over it (a plan that
+    # grows with the rules, and twice over: each rule's items come from both sides). It
+    # forgets the partitioning, so the items left (fewer than the rule was given) are
+    # partitioned again.
+    left = items.join(used, ["account", "id"], "left_anti").localCheckpoint()
+    left = left.repartition(partitions, "account")
     _held(left, held)
     return left
 
 
-def _breaks(statement: DataFrame, ledger: DataFrame, frames: MatchFrames) -> DataFrame:
+def _breaks(
+    statement: DataFrame, ledger: DataFrame, frames: MatchFrames, partitions: int
+) -> DataFrame:
     """The breaks of the unmatched `statement` and `ledger` items."""
     no_amount = F.lit(None).cast("bigint")
     no_ids = F.array().cast("array<array<bigint>>")
@@ -613,8 +624,8 @@ def _breaks(statement: DataFrame, ledger: DataFrame, frames: MatchFrames) -> Dat
         "amount_difference",
     )
     if stats["kept"]:
-        statement = _without(statement, pairs, "s_members", frames.held)
-        ledger = _without(ledger, pairs, "l_members", frames.held)
+        statement = _without(statement, pairs, "s_members", frames.held, partitions)
+        ledger = _without(ledger, pairs, "l_members", frames.held, partitions)
     return reduce(
         DataFrame.unionByName,
         [
