@@ -4,14 +4,19 @@ matcher's (`reference.match`), which the tests check over generated inputs.
 
 How each part of the specification is computed:
 
+- *Partitioning*: both sides are hash-partitioned by account once, and every join, group and
+  window keys on the account first, so none of them shuffles again (persisted frames keep the
+  partitioning; the items a rule leaves are checkpointed, to cut the plan, and partitioned
+  again). Where the time goes: bench/studies/reconcile-matcher.md.
 - *Folding*: Spark's `lower` (ICU's full lowercase mapping, which agrees with Python's
-  `str.lower`), `regexp_replace` of `similarity.WHITE_SPACE_RUN`, `trim`; once per item.
+  `str.lower`), `regexp_replace` of `similarity.WHITE_SPACE_RUN`, `trim`; by each rule that
+  reads a text, over the items left to it.
 - *Candidates*: an equi-join on the account, plus the folded reference or description when a
   rule requires it equal (threshold 1.0) and the amount when a rule allows no difference, so
-  that exact rules cost a hash join; a date window becomes an equi-join on date buckets of
-  `window_days + 1` days (each statement item looks into its bucket and the two beside it)
-  and a filter; similarity is Spark's `levenshtein` (code points, like the oracle's) in the
-  same double arithmetic as the oracle.
+  that exact rules cost a hash join; a date window is then a filter, and without an equal text
+  it becomes an equi-join on date buckets of `window_days + 1` days (each statement item looks
+  into its bucket and the two beside it) and a filter; similarity is Spark's `levenshtein`
+  (code points, like the oracle's) in the same double arithmetic as the oracle.
 - *Groups*: a `groupBy` of the grouped side's unmatched items on (account, folded field or
   date), kept when two or more.
 - *The greedy choice* by rounds of mutual best candidates: each candidate is ranked on each
@@ -19,8 +24,8 @@ How each part of the specification is computed:
   both their items are kept and every candidate touching a kept item dropped; until none is
   left. Costs are a strict total order (they end with both ids), so the cheapest candidate
   left is always mutual best and every kept one is what the greedy in increasing cost keeps:
-  the same matches. Each round's frames are local checkpoints, so that a round does not
-  recompute the rounds before it.
+  the same matches. Each round's frame is persisted, so that a round does not recompute the
+  rounds before it.
 - *Breaks*: duplicates by a window over the statement side's identical items (an unmatched
   item that is not the first by id of its identity is a duplicate: the first is matched or a
   break of another reason, so the specification's recursive wording reduces to this);
@@ -539,7 +544,7 @@ def _greedy(candidates: DataFrame, held: list[DataFrame]) -> tuple[DataFrame, di
     kept: list[DataFrame] = []
     left = candidates
     while True:
-        # One job a round (three windows, then a checkpoint): a candidate is kept when it is
+        # One job a round (three windows, persisted as counted): a candidate is kept when it is
         # the first of both its nodes; a node is taken when its first candidate is kept,
         # which is what `first` over the node's ordered window reads (for a statement node
         # its first candidate is kept when it is also its ledger node's first).
@@ -584,9 +589,13 @@ def _without(
     # grows with the rules, and twice over: each rule's items come from both sides). It
     # forgets the partitioning, so the items left (fewer than the rule was given) are
     # partitioned again.
-    left = items.join(used, ["account", "id"], "left_anti").localCheckpoint()
+    # Not eager: the persisted frame's count computes the checkpoint too, in one job.
+    left = items.join(used, ["account", "id"], "left_anti").localCheckpoint(eager=False)
     left = left.repartition(partitions, "account")
     _held(left, held)
+    # What `items` held is read no more (the frames over it are computed): freed now, which
+    # also keeps the list of cached plans that every query is matched against short.
+    items.unpersist()
     return left
 
 
