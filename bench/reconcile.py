@@ -15,10 +15,13 @@ rules, in the house's usual order:
 2. `fuzzy`: description similarity >= 0.8, amount within 50, dates within 3 days.
 
 Printed per size: the Spark matcher's phases (items prepared, each rule with its candidates
-and rounds, breaks, results counted, and the outcome collected into Python objects), its
-entries per second (both sides' entries over the matching's seconds, without and with the
-collection), what it found, and a pandas `merge` of the same frames on (account, reference,
-amount) with the date window as a filter: the exact rule's part, the only one a merge can do.
+and rounds, breaks, results counted, and the outcome collected into Python objects), each
+with its profile (`bench.spark_phases`: the executors' task seconds and how busy they kept
+the cores, the JVM's and the driver's Python CPU, GC, shuffle written, jobs; a phase of many
+wall seconds and few task seconds is the driver's), its entries per second (both sides'
+entries over the matching's seconds, without and with the collection), what it found, and
+a pandas `merge` of the same frames on (account, reference, amount) with the date window as a
+filter: the exact rule's part, the only one a merge can do.
 The input's conversion into Spark frames is timed apart and counted in neither.
 """
 
@@ -142,13 +145,13 @@ def _frame(spark: SparkSession, frame: pd.DataFrame) -> DataFrame:
 PROFILE_COLUMNS = ("task s", "busy", "JVM CPU s", "py CPU s", "GC s", "shuffle MB", "jobs")
 
 
-def _profile(profiler: PhaseProfiler, phase: str) -> tuple[str, ...]:
+def _profile(profiler: PhaseProfiler, phase: str, cores: int) -> tuple[str, ...]:
     """A phase's profile: the executors' task seconds and how busy they kept the cores, the
     JVM's and the driver's Python CPU, GC, shuffle written and jobs run."""
     p = profiler.phases.get(phase)
     if p is None:
         return ("",) * len(PROFILE_COLUMNS)
-    busy = p.task / (p.wall * CORES) if p.wall else 0.0
+    busy = p.task / (p.wall * cores) if p.wall else 0.0
     return (
         f"{p.task:.1f}",
         f"{busy:.0%}",
@@ -197,7 +200,8 @@ def measure(spark: SparkSession, size: int, args: argparse.Namespace) -> None:
             if rule
             else ""
         )
-        table.add_row(phase, f"{seconds:.2f}", *_profile(profiler, phase), detail)
+        profile = _profile(profiler, phase, _cores(args.master))
+        table.add_row(phase, f"{seconds:.2f}", *profile, detail)
     mismatch = frames.rules.get("amount_mismatch")
     if mismatch:
         table.add_row(
@@ -228,10 +232,8 @@ def measure(spark: SparkSession, size: int, args: argparse.Namespace) -> None:
     )
 
 
-CORES = 2
-
-
 def _cores(master: str) -> int:
+    """The cores a local master runs tasks on (2 for any other master: this machine's)."""
     inside = master.removeprefix("local[").removesuffix("]")
     return os.cpu_count() or 1 if inside == "*" else int(inside) if inside.isdigit() else 2
 
@@ -245,8 +247,6 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--no-collect", dest="collect", action="store_false")
     args = parser.parse_args()
-    global CORES
-    CORES = _cores(args.master)
     spark = build_session(args.master, app_name="reconcile-bench")
     # The generated input reaches Spark through Arrow (not row by row through Python).
     spark.conf.set("spark.sql.execution.arrow.pyspark.enabled", "true")
