@@ -34,9 +34,7 @@ class Snapshot:
     jobs: int
 
     def __sub__(self, other: Snapshot) -> Snapshot:
-        return Snapshot(
-            *(getattr(self, f.name) - getattr(other, f.name) for f in fields(Snapshot))
-        )
+        return Snapshot(*(getattr(self, f.name) - getattr(other, f.name) for f in fields(Snapshot)))
 
 
 class PhaseProfiler:
