@@ -246,8 +246,9 @@ def match_plan(
     rules: Sequence[Rule],
     on_phase: Callable[[str], None] | None = None,
 ) -> MatchFrames:
-    """Run the rules and find the breaks; the result stays in Spark (checkpointed).
-    `on_phase`, if given, is called with each phase's name as it ends (a profiler's hook)."""
+    """Run the rules and find the breaks; the result stays in Spark (persisted frames, which
+    `collect_outcome` or `MatchFrames.release` frees). `on_phase`, if given, is called with
+    each phase's name as it ends (a profiler's hook)."""
     frames = MatchFrames(
         spark.createDataFrame([], MATCH_SCHEMA), spark.createDataFrame([], BREAK_SCHEMA)
     )
