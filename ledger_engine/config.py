@@ -19,10 +19,11 @@
 | `LEDGER_APP` | `ledger_engine.apps.bank.ledger:build_ledger` | the ledger's `module:function` |
 | `LEDGER_RUN_WAIT_SECONDS` | `300` | how long a pipeline run waits for another run to end |
 | `LEDGER_FAULT` | unset | tests: die at `point[@batch][:action]` (`pipeline.faults`) |
-| `LEDGER_DAG_SCHEDULE` | `*/15 * * * *` | `ledger_pipeline`'s schedule (`none`: manual only) |
+| `LEDGER_DAG_SCHEDULE` | `events` | `ledger_pipeline` on files landing; a cron: cron only; `none` |
 | `LEDGER_REPLAY_SCHEDULE` | `@daily` | `ledger_replay`'s schedule (`none`: manual only) |
 | `LEDGER_RECONCILE_SCHEDULE` | `@daily` | `ledger_reconcile`'s schedule (`none`: statements only) |
 | `LEDGER_STATEMENT_POLL_SECONDS` | `30` | how often the triggerer looks for new statements |
+| `LEDGER_EVENT_POLL_SECONDS` | `30` | how often the triggerer looks for new event files |
 """
 
 from __future__ import annotations
@@ -35,7 +36,10 @@ from pathlib import Path
 from ledger_engine.pipeline.faults import FaultPlan
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
-PIPELINE_SCHEDULE = "*/15 * * * *"
+# `ledger_pipeline` runs when event files land (the `ledger_events` asset's watcher), not on a
+# clock; a cron expression or preset instead runs it on that schedule only.
+ON_EVENTS = "events"
+PIPELINE_SCHEDULE = ON_EVENTS
 REPLAY_SCHEDULE = "@daily"
 RECONCILE_SCHEDULE = "@daily"
 
@@ -74,6 +78,8 @@ class Settings:
     reconcile_schedule: str | None = RECONCILE_SCHEDULE
     # How often `ledger_reconcile`'s statement watcher lists the statement inbox.
     statement_poll_seconds: float = 30.0
+    # How often `ledger_pipeline`'s event watcher lists the inbox (schedule `events`).
+    event_poll_seconds: float = 30.0
     # Statements land in `<statements>/<source's folder>/`; sources and rules are read from
     # `reconciliation`, or else from the ledger's own file beside its expectations.
     statements: Path = PROJECT_ROOT / "var" / "statements"
@@ -100,6 +106,9 @@ class Settings:
             raise ValueError(
                 f"LEDGER_STATEMENT_POLL_SECONDS must be > 0, got {statement_poll_seconds}"
             )
+        event_poll_seconds = float(env.get("LEDGER_EVENT_POLL_SECONDS") or "30")
+        if event_poll_seconds <= 0:
+            raise ValueError(f"LEDGER_EVENT_POLL_SECONDS must be > 0, got {event_poll_seconds}")
         fault = env.get("LEDGER_FAULT") or None
         if fault is not None:
             FaultPlan.parse(fault)  # a mistyped fault fails here, not silently never fires
@@ -125,6 +134,7 @@ class Settings:
                 env.get("LEDGER_RECONCILE_SCHEDULE"), RECONCILE_SCHEDULE
             ),
             statement_poll_seconds=statement_poll_seconds,
+            event_poll_seconds=event_poll_seconds,
             statements=Path(env.get("LEDGER_STATEMENTS", data_dir / "statements")).resolve(),
             reconciliation=(
                 Path(env["LEDGER_RECONCILIATION"]) if env.get("LEDGER_RECONCILIATION") else None

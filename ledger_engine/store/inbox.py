@@ -1,0 +1,26 @@
+"""What the system of record says of the event inbox: which landed files a committed batch took
+(`ledger_batches.input_files`, the file names of each batch's input)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from psycopg2 import errors
+from sqlalchemy import Engine
+
+from ledger_engine.store.sql_files import statement
+
+
+def committed_files(engine: Engine, names: Iterable[str]) -> set[str]:
+    """Of the event file `names`, those a committed batch took; none while the ledger's tables
+    do not exist yet (no run has ever committed)."""
+    names = sorted(set(names))
+    if not names:
+        return set()
+    with engine.connect() as conn:
+        cursor = conn.connection.cursor()
+        try:
+            cursor.execute(statement("inbox/committed_files"), {"names": names})
+        except errors.UndefinedTable:
+            return set()
+        return {name for (name,) in cursor.fetchall()}

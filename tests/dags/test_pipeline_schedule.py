@@ -1,0 +1,210 @@
+"""When `ledger_pipeline` runs: when event files land by default (its schedule is the event
+inbox's asset, whose watcher the triggerer runs), on a cron only when the settings say so; and
+what it publishes: the asset `ledger_batches`, updated by the task that commits the batches.
+
+The watcher's trigger, run as the triggerer runs it against an event inbox, fires once for a
+file landed whole, not for one still landing under its hidden name, not for a file a
+committed batch took, not for a file that is not an event file; on a ledger no run has ever
+committed it fires for what lies there.
+
+Each Airflow call runs in a subprocess with an isolated AIRFLOW_HOME and the `LEDGER_*`
+settings of the test: see conftest.py.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine
+
+from tests.dags.conftest import DAGS_FOLDER, REPO_ROOT
+from tests.support.bank import deposit
+from tests.support.events import event_file
+
+DAG_ID = "ledger_pipeline"
+FIRST = event_file([deposit("d1", "alice", 10_000)])
+LATER = event_file([deposit("d2", "alice", 5_000)])
+
+# Run in a subprocess: what the DAG's schedule says, read from the DAG object Airflow parsed,
+# the watchers' triggers rebuilt from their serialized form as the triggerer rebuilds them,
+# and each task's outlets.
+SCHEDULE = """
+import importlib, json, sys
+from airflow.models import DagBag
+
+def import_string(classpath):  # as the triggerer finds a trigger's class
+    module, _, name = classpath.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+dag = DagBag(dag_folder=sys.argv[1]).dags[sys.argv[2]]
+timetable = dag.timetable
+assets = getattr(timetable, "asset_condition", None)
+watchers = []
+for watcher in getattr(assets, "watchers", None) or []:
+    classpath, kwargs = watcher.trigger.serialize()
+    rebuilt = import_string(classpath)(**kwargs)
+    watchers.append({
+        "name": watcher.name,
+        "classpath": classpath,
+        "kwargs": kwargs,
+        "rebuilt": rebuilt.serialize() == (classpath, kwargs),
+    })
+print(json.dumps({
+    "timetable": type(timetable).__name__,
+    "cron": getattr(timetable, "expression", None),
+    "asset": {"name": assets.name, "uri": assets.uri} if assets is not None else None,
+    "watchers": watchers,
+    "outlets": {t.task_id: [o.name for o in t.outlets] for t in dag.tasks if t.outlets},
+}))
+"""
+
+
+def schedule_of(env: dict[str, str]) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-c", SCHEDULE, str(DAGS_FOLDER), DAG_ID],
+        env=env,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_it_runs_when_event_files_land_and_publishes_the_committed_batches(
+    airflow_base_env: dict[str, str],
+) -> None:
+    inbox = Path("/srv/ledger/inbox")
+    schedule = schedule_of(airflow_base_env | {"LEDGER_INBOX": str(inbox)})
+
+    assert schedule["timetable"] == "AssetTriggeredTimetable", "no clock: files, or by hand"
+    assert schedule["asset"] == {"name": "ledger_events", "uri": inbox.as_uri()}
+    assert schedule["watchers"] == [
+        {
+            "name": "events_landed",
+            "classpath": "ledger_engine.pipeline.trigger.EventsLanded",
+            "kwargs": {"poll_seconds": 30.0},
+            "rebuilt": True,
+        }
+    ]
+    assert schedule["outlets"] == {"run_micro_batches": ["ledger_batches"]}
+
+
+def test_a_cron_setting_runs_it_on_the_clock_only(airflow_base_env: dict[str, str]) -> None:
+    schedule = schedule_of(airflow_base_env | {"LEDGER_DAG_SCHEDULE": "*/15 * * * *"})
+
+    assert schedule["timetable"] == "CronTriggerTimetable"
+    assert schedule["cron"] == "*/15 * * * *"
+    assert (schedule["asset"], schedule["watchers"]) == (None, []), "nothing watched"
+    assert schedule["outlets"] == {"run_micro_batches": ["ledger_batches"]}
+
+
+# --- The watcher's trigger, as the triggerer runs it ----------------------------------------
+
+# Run in a subprocess with the test's settings: the trigger rebuilt from its serialized form,
+# its `run()` driven while the test's inbox changes (a file written under its hidden name,
+# then renamed into place, as `pipeline.inbox` lands them), what it yielded when.
+WATCH = """
+import asyncio, importlib, json, sys
+from pathlib import Path
+from ledger_engine.pipeline.trigger import EventsLanded
+
+def import_string(classpath):  # as the triggerer finds a trigger's class
+    module, _, name = classpath.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+inbox, name, raw = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]).read_bytes()
+
+async def polls(trigger, n, waiting):  # until it has looked n more times, or yielded
+    target = trigger.polls + n
+    while trigger.polls < target and not waiting.done():
+        await asyncio.sleep(0.01)
+
+async def main():
+    classpath, kwargs = EventsLanded(poll_seconds=0.05).serialize()
+    trigger = import_string(classpath)(**kwargs)
+    events = trigger.run()
+    seen = {}
+    waiting = asyncio.ensure_future(anext(events))
+    await asyncio.wait_for(polls(trigger, 3, waiting), 60)
+    seen["before"] = (await waiting).payload if waiting.done() else None
+    if waiting.done():
+        waiting = asyncio.ensure_future(anext(events))
+    hidden = inbox / f".{name}.tmp"
+    hidden.write_bytes(raw)
+    await asyncio.wait_for(polls(trigger, 3, waiting), 60)
+    seen["while_landing"] = waiting.done()
+    hidden.replace(inbox / name)
+    seen["fired"] = (await asyncio.wait_for(waiting, 60)).payload
+    waiting = asyncio.ensure_future(anext(events))
+    await asyncio.wait_for(polls(trigger, 3, waiting), 60)
+    seen["fired_again"] = waiting.done()
+    waiting.cancel()
+    print(json.dumps(seen))
+
+asyncio.run(main())
+"""
+
+
+def watch(env: dict[str, str], inbox: Path, workdir: Path) -> dict[str, Any]:
+    """What the trigger yielded with `inbox` as it is, while `later.jsonl` landed, and after."""
+    later = workdir / "later.jsonl"
+    later.write_bytes(LATER)
+    done = subprocess.run(
+        [sys.executable, "-c", WATCH, str(inbox), "later.jsonl", str(later)],
+        env=env | {"LEDGER_INBOX": str(inbox), "LEDGER_DATA_DIR": str(workdir)},
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_watcher_fires_once_for_an_event_file_landed_whole_and_none_committed(
+    airflow_base_env: dict[str, str],
+    database_url: str,
+    engine: Engine,
+    commit_files,
+    tmp_path: Path,
+) -> None:
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    (inbox / "committed.jsonl").write_bytes(FIRST)
+    commit_files(engine, 0, [("committed.jsonl", FIRST)])
+    (inbox / "notes.txt").write_text("not an event file", encoding="utf-8")
+    (inbox / "_spark_metadata").mkdir()
+
+    seen = watch(airflow_base_env | {"LEDGER_DATABASE_URL": database_url}, inbox, tmp_path)
+
+    assert seen == {
+        "before": None,
+        "while_landing": False,
+        "fired": {"events": ["later.jsonl"]},
+        "fired_again": False,
+    }
+
+
+def test_on_a_ledger_never_run_the_watcher_fires_for_what_has_landed(
+    airflow_base_env: dict[str, str], empty_database_url: str, tmp_path: Path
+) -> None:
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    (inbox / "first.jsonl").write_bytes(FIRST)
+
+    seen = watch(airflow_base_env | {"LEDGER_DATABASE_URL": empty_database_url}, inbox, tmp_path)
+
+    assert seen == {
+        "before": {"events": ["first.jsonl"]},
+        "while_landing": False,
+        "fired": {"events": ["later.jsonl"]},
+        "fired_again": False,
+    }
