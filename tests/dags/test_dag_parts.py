@@ -4,8 +4,9 @@ and the parts a DAG file imports at parse time leave the platform unloaded.
 It spells the kinds of audit again (importing `ledger_engine.audit` at parse time would load
 the platform), so they are compared here with `ledger_engine.audit.findings`'s, in a subprocess
 with an Airflow home of its own, as every Airflow import in these tests (see conftest.py).
-`ledger_reconcile` also imports its statement watcher's trigger
-(`ledger_engine.reconcile.trigger`), which the DAG processor loads with the DAG file.
+`ledger_reconcile` and `ledger_pipeline` also import their watchers' triggers
+(`ledger_engine.reconcile.trigger`, `ledger_engine.pipeline.trigger`), which the DAG processor
+loads with the DAG file.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+
+import pytest
 
 from tests.dags.conftest import DAGS_FOLDER, REPO_ROOT
 
@@ -45,7 +48,7 @@ def test_the_dags_name_the_kinds_of_audit_as_the_platform_does(
 
 
 # What a DAG file must not load while it is parsed: the engine's Spark runtime, Great
-# Expectations, the store and a database driver, and the reconciliation job the tasks run.
+# Expectations, the store and a database driver, and the jobs the tasks run.
 PLATFORM = (
     "pyspark",
     "great_expectations",
@@ -59,6 +62,8 @@ PLATFORM = (
     "ledger_engine.reconcile.inbox",
     "ledger_engine.reconcile.matching",
     "ledger_engine.reconcile.dag_tasks",
+    "ledger_engine.pipeline.job",
+    "ledger_engine.pipeline.dag_tasks",
 )
 PARSE_ONE = """
 import json, runpy, sys
@@ -69,15 +74,16 @@ print(json.dumps(loaded))
 """
 
 
-def test_parsing_the_reconcile_dag_and_its_watcher_loads_none_of_the_platform(
-    airflow_base_env: dict[str, str],
+@pytest.mark.parametrize("dag_file", ["ledger_reconcile.py", "ledger_pipeline.py"])
+def test_parsing_a_dag_and_its_watcher_loads_none_of_the_platform(
+    airflow_base_env: dict[str, str], dag_file: str
 ) -> None:
     done = subprocess.run(
         [
             sys.executable,
             "-c",
             PARSE_ONE,
-            str(DAGS_FOLDER / "ledger_reconcile.py"),
+            str(DAGS_FOLDER / dag_file),
             json.dumps(PLATFORM),
         ],
         env=airflow_base_env,
