@@ -104,8 +104,8 @@ def test_airflow_services(compose: dict[str, Any]) -> None:
     assert commands["airflow-apiserver"] == ["api-server"]
     assert commands["airflow-scheduler"] == ["scheduler"]
     assert commands["airflow-dag-processor"] == ["dag-processor"]
-    assert commands["airflow-triggerer"] == ["triggerer"], "it runs the statement watcher"
-    # The watcher reads the statement inbox the scheduler's tasks load statements from.
+    assert commands["airflow-triggerer"] == ["triggerer"], "it runs the inboxes' watchers"
+    # The watchers read the event and statement inboxes the scheduler's tasks take files from.
     data = {v for v in compose["services"]["airflow-scheduler"]["volumes"] if "ledger-data" in v}
     assert data and data <= set(compose["services"]["airflow-triggerer"]["volumes"])
     for name in AIRFLOW_SERVICES[1:]:
