@@ -82,6 +82,8 @@ def _run(settings: Settings, expected_events: int | None = None):
         def on_batch(summary) -> None:
             progress.advance(task, summary.ingested)
             progress.update(task, description=f"micro-batch {summary.batch_id}: events committed")
+            # The line a task log shows for the batch, kept above the bar.
+            progress.console.print(summary.describe(), highlight=False)
 
         def on_wait(holder, waited: float) -> None:
             who = holder.describe() if holder is not None else "another run"

@@ -7,7 +7,7 @@ import logging
 from typing import Any
 
 from ledger_engine.config import Settings
-from ledger_engine.pipeline.job import PipelineReport, run_pipeline
+from ledger_engine.pipeline.job import BatchSummary, PipelineReport, run_pipeline
 from ledger_engine.store.lease import Holder
 
 
@@ -21,7 +21,12 @@ def micro_batches_task(run_id: str, dag_id: str, log: logging.Logger) -> dict[st
         log.info("waited %.0f s for %s", waited, current.describe() if current else "a run")
 
     # Named in the run lease, so that a `ledger run` started meanwhile says who holds it.
-    report = run_pipeline(settings, holder=f"airflow {dag_id} {run_id}", on_wait=on_wait)
+    def on_batch(summary: BatchSummary) -> None:
+        log.info("%s", summary.describe())
+
+    report = run_pipeline(
+        settings, holder=f"airflow {dag_id} {run_id}", on_wait=on_wait, on_batch=on_batch
+    )
     summary = run_summary(report)
     log.info("micro-batches: %s", summary)
     return summary

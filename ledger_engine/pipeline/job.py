@@ -71,6 +71,17 @@ class BatchSummary:
     seconds: dict[str, float] = field(default_factory=dict)
     tasks: dict[str, Any] = field(default_factory=dict)
 
+    def describe(self) -> str:
+        """The batch as one progress line, the same in a task log and in `ledger run`."""
+        took = self.execute_seconds + self.commit_seconds
+        if not self.committed:
+            return f"micro-batch {self.batch_id}: committed before, skipped in {took:.2f} s"
+        rate = f", {self.ingested / took:.0f} events/s" if took > 0 else ""
+        return (
+            f"micro-batch {self.batch_id}: {self.ingested} events, {self.applied} applied, "
+            f"{self.rejected} rejected, {self.duplicates} duplicates in {took:.2f} s{rate}"
+        )
+
 
 @dataclass
 class PipelineReport:

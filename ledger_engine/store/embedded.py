@@ -6,6 +6,7 @@ only on a Unix socket there, and keeps its data between commands.
 
 from __future__ import annotations
 
+import logging
 import os
 import warnings
 from pathlib import Path
@@ -16,6 +17,9 @@ from pathlib import Path
 warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
 
 import pgserver  # noqa: E402 - after the warning filter
+
+# pgserver logs every command it runs, with its whole output, at INFO: chatter in a task log.
+logging.getLogger("pgserver").setLevel(logging.WARNING)
 
 
 def start_embedded(pgdata: Path, *, keep_running: bool) -> str:

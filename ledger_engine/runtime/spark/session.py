@@ -2,12 +2,40 @@
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 import sys
+import threading
+from pathlib import Path
+from subprocess import PIPE
+from typing import IO
 
+from pyspark import SparkConf, SparkContext
+from pyspark.java_gateway import launch_gateway
 from pyspark.sql import SparkSession
 
 LOOPBACK = "127.0.0.1"
+
+# Spark's logging set-up, read by the driver JVM before it logs anything (see the file).
+LOG4J2_PROPERTIES = Path(__file__).with_name("log4j2.properties")
+
+# What the driver JVM writes on stderr, as Python log records (see relay_jvm_output).
+JVM_LOGGER = logging.getLogger("ledger_engine.spark")
+
+# A line of the layout in log4j2.properties: `LEVEL category: message`.
+_LOG4J_LINE = re.compile(r"^(TRACE|DEBUG|INFO|WARN|ERROR|FATAL) (\S+: .*)$")
+_LEVELS = {
+    "TRACE": logging.DEBUG,
+    "DEBUG": logging.DEBUG,
+    "INFO": logging.INFO,
+    "WARN": logging.WARNING,
+    "ERROR": logging.ERROR,
+    "FATAL": logging.CRITICAL,
+}
+# Printed by the JVM itself (not log4j) on every start, because Spark's launcher always adds the
+# optional vector module; no setting silences it and there is nothing to act on.
+_JVM_BANNERS = ("WARNING: Using incubator modules:",)
 
 
 def build_session(
@@ -23,6 +51,9 @@ def build_session(
     cluster workers reach it by (in docker compose, the Airflow scheduler's container).
     `driver_memory` sizes the driver's JVM, which in local mode also holds the executors'
     cached blocks; it takes effect only for the first session of a process.
+
+    Spark logs warnings and errors only, through the `ledger_engine.spark` logger at their own
+    level (see `relay_jvm_output`); py4j's connection chatter is kept below warnings.
     """
     # Python workers are started from PYSPARK_PYTHON, which the builder's config does not reach
     # in local mode; without it they run whatever `python3` is first on PATH.
@@ -31,20 +62,66 @@ def build_session(
         # Read by the JVM at launch: without it Spark resolves the machine's host name and
         # binds (and warns about) whatever address that gives.
         os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
-    session = (
-        SparkSession.builder.master(master)
-        .appName(app_name)
-        .config("spark.pyspark.python", sys.executable)
-        .config("spark.pyspark.driver.python", sys.executable)
-        .config("spark.driver.host", driver_host)
-        .config("spark.driver.bindAddress", LOOPBACK if driver_host == LOOPBACK else "0.0.0.0")
-        .config("spark.driver.memory", driver_memory)
-        .config("spark.driver.maxResultSize", "0")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "8")
-        .config("spark.sql.streaming.forceDeleteTempCheckpointLocation", "true")
-        .getOrCreate()
+    # py4j logs every connection it opens and closes at INFO (DEBUG for each command).
+    logging.getLogger("py4j").setLevel(logging.WARNING)
+    conf = session_conf(master, app_name, driver_host, driver_memory)
+    # The first session of a process launches the JVM: launch it here, with its stderr relayed.
+    # Later ones reuse that JVM (pyspark keeps it in SparkContext._gateway after a stop).
+    if SparkContext._gateway is None:
+        gateway = launch_gateway(conf, popen_kwargs={"stderr": PIPE})
+        relay_jvm_output(gateway.proc.stderr, JVM_LOGGER)
+        SparkContext(conf=conf, gateway=gateway)
+    return SparkSession.builder.config(conf=conf).getOrCreate()
+
+
+def session_conf(master: str, app_name: str, driver_host: str, driver_memory: str) -> SparkConf:
+    """The session's settings (see `build_session`)."""
+    return (
+        SparkConf()
+        .setMaster(master)
+        .setAppName(app_name)
+        .set("spark.pyspark.python", sys.executable)
+        .set("spark.pyspark.driver.python", sys.executable)
+        .set("spark.driver.host", driver_host)
+        .set("spark.driver.bindAddress", LOOPBACK if driver_host == LOOPBACK else "0.0.0.0")
+        .set("spark.driver.memory", driver_memory)
+        .set("spark.driver.maxResultSize", "0")
+        # Read by the JVM as it starts, so that not even its start-up lines use Spark's
+        # default set-up (everything from INFO, raw, on stderr).
+        .set("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={LOG4J2_PROPERTIES}")
+        .set("spark.ui.enabled", "false")
+        .set("spark.ui.showConsoleProgress", "false")
+        .set("spark.sql.shuffle.partitions", "8")
+        .set("spark.sql.streaming.forceDeleteTempCheckpointLocation", "true")
     )
-    session.sparkContext.setLogLevel("ERROR")
-    return session
+
+
+def relay_jvm_output(stream: IO[bytes], logger: logging.Logger) -> threading.Thread:
+    """Log each line the driver JVM writes to `stream` (its stderr) through `logger`, at the
+    line's own level, in a daemon thread that ends with the stream.
+
+    Airflow shows every line a task writes to stderr as an error, whatever it says; as log
+    records, Spark's warnings are warnings there and in the CLI. A log4j line carries its level
+    (the layout of log4j2.properties); the lines after it (an exception's stack) keep that
+    level; the JVM's start-up banner is INFO; any other line (the JVM or launcher failing) is a
+    warning.
+    """
+
+    def relay() -> None:
+        level = logging.WARNING
+        for raw in iter(stream.readline, b""):
+            line = raw.decode("utf-8", errors="replace").rstrip()
+            if not line:
+                continue
+            parsed = _LOG4J_LINE.match(line)
+            if parsed:
+                level, line = _LEVELS[parsed.group(1)], parsed.group(2)
+            elif line.startswith(_JVM_BANNERS):
+                logger.info("%s", line)
+                continue
+            logger.log(level, "%s", line)
+        stream.close()
+
+    thread = threading.Thread(target=relay, name="spark-jvm-stderr", daemon=True)
+    thread.start()
+    return thread
