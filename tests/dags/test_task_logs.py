@@ -91,7 +91,8 @@ def test_the_task_logs_one_progress_line_per_micro_batch(
 # warnings still come through, at their level.
 SESSION_START = """
 import logging, sys
-logging.basicConfig(level=logging.DEBUG, stream=sys.stdout, format="%(levelname)s %(name)s %(message)s")
+FORMAT = "%(levelname)s %(name)s %(message)s"
+logging.basicConfig(level=logging.DEBUG, stream=sys.stdout, format=FORMAT)
 from ledger_engine.runtime.spark.session import build_session
 spark = build_session("local[1]", app_name="start-up", driver_memory="512m")
 spark.range(3).count()
