@@ -15,7 +15,7 @@ What may be done to which break is checked here, against the breaks as locked:
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 
 from psycopg2.extras import NamedTupleCursor
@@ -23,7 +23,12 @@ from sqlalchemy import Engine
 
 from ledger_engine.errors import ResolutionRefused
 from ledger_engine.reconcile.write_offs import adjustment_amount, write_off_request_id
-from ledger_engine.store.reconciliation import RECONCILE_LOCK, append_history, insert_match
+from ledger_engine.store.reconciliation import (
+    RECONCILE_LOCK,
+    append_history,
+    insert_match,
+    resolve_break,
+)
 from ledger_engine.store.sql_files import statement
 
 APPLIED, REJECTED = "applied", "rejected"
@@ -86,7 +91,7 @@ def record_manual_match(engine: Engine, break_ids: Sequence[int], *, who: str, n
             items=(statement_items, ledger_items),
         )
         for item in breaks:
-            _resolve(cursor, item.break_id, "manual_match")
+            resolve_break(cursor, item.break_id, "manual_match")
             append_history(cursor, item.break_id, "manual_match", who, None, match_id, note=note)
     return match_id
 
@@ -116,24 +121,18 @@ def record_write_off(
                     "the next reconciliation run settles it"
                 )
             # Posted, not yet committed: the same event again (the pipeline keeps one).
-            return WriteOffPosting(
-                break_id,
-                item.source,
-                item.account,
-                amount,
-                item.posted_request_id,
-                item.posted_note,
-                True,
+            return replace(
+                posting, request_id=item.posted_request_id, note=item.posted_note, again=True
             )
         if amount == 0:  # nothing to adjust: the write-off resolves the break now
-            _resolve(cursor, break_id, "written_off")
+            resolve_break(cursor, break_id, "written_off")
             append_history(cursor, break_id, "written_off", who, None, None, note=note)
             return posting
         request_id = write_off_request_id(break_id, item.posted_attempts + 1)
         append_history(
             cursor, break_id, "write_off_posted", who, None, None, note=note, request_id=request_id
         )
-    return WriteOffPosting(break_id, item.source, item.account, amount, request_id, note, False)
+    return replace(posting, request_id=request_id)
 
 
 def break_history(engine: Engine, break_id: int) -> list[HistoryStep]:
@@ -193,11 +192,6 @@ def _days_apart(breaks: list) -> int:
     statement_day: date = max(b.statement_date for b in breaks if b.file_id is not None)
     ledger_day: date = max(b.ledger_date for b in breaks if b.batch_id is not None)
     return abs((statement_day - ledger_day).days)
-
-
-def _resolve(cursor, break_id: int, resolution: str) -> None:
-    cursor.execute(statement("reconciliation/resolve_break"), (resolution, break_id))
-    assert cursor.rowcount == 1, f"break {break_id} was open and locked"
 
 
 def _require_note(note: str) -> None:

@@ -273,8 +273,7 @@ def _settle_write_offs(cursor, source: str, run_id: int, settlements: Sequence[S
             note=posted.note,
             items=(posted.statement_ids, settled.ledger_ids),
         )
-        cursor.execute(statement("reconciliation/resolve_break"), ("written_off", posted.break_id))
-        assert cursor.rowcount == 1, f"break {posted.break_id} was open"
+        resolve_break(cursor, posted.break_id, "written_off")
         append_history(
             cursor,
             posted.break_id,
@@ -369,8 +368,7 @@ def _apply_breaks(
     for (_, entry, change), break_id in plan.closing.items():
         matched = match_of.get(("statement", entry)) or match_of.get(("ledger", change))
         resolution = "matched" if matched is not None else "superseded"
-        cursor.execute(statement("reconciliation/resolve_break"), (resolution, break_id))
-        assert cursor.rowcount == 1, f"break {break_id} was open"
+        resolve_break(cursor, break_id, resolution)
         append_history(cursor, break_id, resolution, who, run_id, matched)
     for (_, entry, change), item in plan.opening.items():
         cursor.execute(
@@ -386,6 +384,12 @@ def _apply_breaks(
             ),
         )
         append_history(cursor, cursor.fetchone()[0], "opened", who, run_id, None)
+
+
+def resolve_break(cursor, break_id: int, resolution: str) -> None:
+    """Resolve the open break `break_id` as `resolution` (it must have been open)."""
+    cursor.execute(statement("reconciliation/resolve_break"), (resolution, break_id))
+    assert cursor.rowcount == 1, f"break {break_id} was open"
 
 
 def append_history(
