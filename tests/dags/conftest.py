@@ -24,6 +24,7 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DAGS_FOLDER = REPO_ROOT / "dags"
 RUNNER = Path(__file__).with_name("dag_runner.py")
+TRIGGER_WATCH = Path(__file__).with_name("trigger_watch.py")
 SUBPROCESS_TIMEOUT = 600  # seconds; a whole dag.test() takes well under a minute here
 
 
@@ -53,6 +54,23 @@ def run_logged(args: list[str], env: dict[str, str], log_path: Path, cwd: Path) 
     if completed.returncode != 0:
         tail = "\n".join(log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-60:])
         pytest.fail(f"{' '.join(args)} exited {completed.returncode}; end of {log_path}:\n{tail}")
+
+
+def python_json(*args: str, env: dict[str, str], cwd: Path = REPO_ROOT) -> Any:
+    """Run this Python with `args` (`-c SCRIPT ...`, or a script file and its arguments) in a
+    subprocess with `env`; what its last line of output says, as JSON (it must exit 0, else
+    the test fails showing the end of its stderr)."""
+    done = subprocess.run(
+        [sys.executable, *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=SUBPROCESS_TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def run_dag_runner(

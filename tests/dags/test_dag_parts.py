@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from tests.dags.conftest import DAGS_FOLDER, REPO_ROOT
+from tests.dags.conftest import DAGS_FOLDER, REPO_ROOT, python_json
 
 CHECK = """
 from ledger_engine.audit.findings import BATCHES, FULL
@@ -78,20 +78,7 @@ print(json.dumps(loaded))
 def test_parsing_a_dag_and_its_watcher_loads_none_of_the_platform(
     airflow_base_env: dict[str, str], dag_file: str
 ) -> None:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            PARSE_ONE,
-            str(DAGS_FOLDER / dag_file),
-            json.dumps(PLATFORM),
-        ],
-        env=airflow_base_env,
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+    loaded = python_json(
+        "-c", PARSE_ONE, str(DAGS_FOLDER / dag_file), json.dumps(PLATFORM), env=airflow_base_env
     )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+    assert loaded == []

@@ -13,15 +13,12 @@ settings of the test: see conftest.py.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine
 
-from tests.dags.conftest import DAGS_FOLDER, REPO_ROOT
+from tests.dags.conftest import DAGS_FOLDER, TRIGGER_WATCH, python_json
 from tests.support.bank import deposit
 from tests.support.events import event_file
 
@@ -64,17 +61,7 @@ print(json.dumps({
 
 
 def schedule_of(env: dict[str, str]) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, "-c", SCHEDULE, str(DAGS_FOLDER), DAG_ID],
-        env=env,
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return python_json("-c", SCHEDULE, str(DAGS_FOLDER), DAG_ID, env=env)
 
 
 def test_it_runs_when_event_files_land_and_publishes_the_committed_batches(
@@ -107,66 +94,21 @@ def test_a_cron_setting_runs_it_on_the_clock_only(airflow_base_env: dict[str, st
 
 # --- The watcher's trigger, as the triggerer runs it ----------------------------------------
 
-# Run in a subprocess with the test's settings: the trigger rebuilt from its serialized form,
-# its `run()` driven while the test's inbox changes (a file written under its hidden name,
-# then renamed into place, as `pipeline.inbox` lands them), what it yielded when.
-WATCH = """
-import asyncio, importlib, json, sys
-from pathlib import Path
-from ledger_engine.pipeline.trigger import EventsLanded
-
-def import_string(classpath):  # as the triggerer finds a trigger's class
-    module, _, name = classpath.rpartition(".")
-    return getattr(importlib.import_module(module), name)
-
-inbox, name, raw = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]).read_bytes()
-
-async def polls(trigger, n, waiting):  # until it has looked n more times, or yielded
-    target = trigger.polls + n
-    while trigger.polls < target and not waiting.done():
-        await asyncio.sleep(0.01)
-
-async def main():
-    classpath, kwargs = EventsLanded(poll_seconds=0.05).serialize()
-    trigger = import_string(classpath)(**kwargs)
-    events = trigger.run()
-    seen = {}
-    waiting = asyncio.ensure_future(anext(events))
-    await asyncio.wait_for(polls(trigger, 3, waiting), 60)
-    seen["before"] = (await waiting).payload if waiting.done() else None
-    if waiting.done():
-        waiting = asyncio.ensure_future(anext(events))
-    hidden = inbox / f".{name}.tmp"
-    hidden.write_bytes(raw)
-    await asyncio.wait_for(polls(trigger, 3, waiting), 60)
-    seen["while_landing"] = waiting.done()
-    hidden.replace(inbox / name)
-    seen["fired"] = (await asyncio.wait_for(waiting, 60)).payload
-    waiting = asyncio.ensure_future(anext(events))
-    await asyncio.wait_for(polls(trigger, 3, waiting), 60)
-    seen["fired_again"] = waiting.done()
-    waiting.cancel()
-    print(json.dumps(seen))
-
-asyncio.run(main())
-"""
-
 
 def watch(env: dict[str, str], inbox: Path, workdir: Path) -> dict[str, Any]:
-    """What the trigger yielded with `inbox` as it is, while `later.jsonl` landed, and after."""
+    """What the trigger yielded with `inbox` as it is, while `later.jsonl` landed, and after
+    (`trigger_watch.py`)."""
     later = workdir / "later.jsonl"
     later.write_bytes(LATER)
-    done = subprocess.run(
-        [sys.executable, "-c", WATCH, str(inbox), "later.jsonl", str(later)],
+    return python_json(
+        str(TRIGGER_WATCH),
+        "ledger_engine.pipeline.trigger.EventsLanded",
+        str(inbox),
+        "later.jsonl",
+        str(later),
         env=env | {"LEDGER_INBOX": str(inbox), "LEDGER_DATA_DIR": str(workdir)},
         cwd=workdir,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
     )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def test_the_watcher_fires_once_for_an_event_file_landed_whole_and_none_committed(

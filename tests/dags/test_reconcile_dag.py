@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import html
 import json
-import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -34,7 +33,14 @@ from ledger_engine.reconcile.matching import (
 )
 from ledger_engine.reconcile.sources import Sources, load_sources
 from ledger_engine.store.database import connect
-from tests.dags.conftest import DAGS_FOLDER, REPO_ROOT, RUNNER, run_logged
+from tests.dags.conftest import (
+    DAGS_FOLDER,
+    REPO_ROOT,
+    RUNNER,
+    TRIGGER_WATCH,
+    python_json,
+    run_logged,
+)
 from tests.support.bank import deposit
 from tests.support.database import rows
 from tests.support.events import event_file
@@ -112,17 +118,7 @@ print(json.dumps({
 
 
 def schedule_of(env: dict[str, str]) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, "-c", SCHEDULE, str(DAGS_FOLDER)],
-        env=env,
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return python_json("-c", SCHEDULE, str(DAGS_FOLDER), env=env)
 
 
 def test_the_reconcile_dag_parses_reading_only_the_settings(parsed: dict) -> None:
@@ -173,47 +169,6 @@ def test_the_daily_run_can_be_turned_off_and_the_watcher_slowed(
 
 # --- The watcher's trigger, as the triggerer runs it ----------------------------------------
 
-# Run in a subprocess with the test's settings: the trigger rebuilt from its serialized form,
-# its `run()` driven while the test's statement inbox changes, what it yielded when.
-WATCH = """
-import asyncio, importlib, json, sys
-from pathlib import Path
-from ledger_engine.reconcile.trigger import StatementLanded
-
-def import_string(classpath):  # as the triggerer finds a trigger's class
-    module, _, name = classpath.rpartition(".")
-    return getattr(importlib.import_module(module), name)
-
-folder, name, raw = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]).read_bytes()
-
-async def polls(trigger, n, waiting):  # until it has looked n more times, or yielded
-    target = trigger.polls + n
-    while trigger.polls < target and not waiting.done():
-        await asyncio.sleep(0.01)
-
-async def main():
-    classpath, kwargs = StatementLanded(poll_seconds=0.05).serialize()
-    trigger = import_string(classpath)(**kwargs)
-    events = trigger.run()
-    seen = {}
-    waiting = asyncio.ensure_future(anext(events))
-    await asyncio.wait_for(polls(trigger, 3, waiting), 60)
-    seen["with_the_loaded_file_only"] = waiting.done()
-    hidden = folder / f".{name}.tmp"
-    hidden.write_bytes(raw)
-    await asyncio.wait_for(polls(trigger, 3, waiting), 60)
-    seen["while_landing"] = waiting.done()
-    hidden.replace(folder / name)
-    seen["fired"] = (await asyncio.wait_for(waiting, 60)).payload
-    waiting = asyncio.ensure_future(anext(events))
-    await asyncio.wait_for(polls(trigger, 3, waiting), 60)
-    seen["fired_again"] = waiting.done()
-    waiting.cancel()
-    print(json.dumps(seen))
-
-asyncio.run(main())
-"""
-
 
 def test_the_watcher_fires_once_for_a_statement_landed_whole_and_none_loaded(
     airflow_base_env: dict[str, str], database_url: str, engine: Engine, tmp_path: Path
@@ -231,20 +186,18 @@ def test_the_watcher_fires_once_for_a_statement_landed_whole_and_none_loaded(
         "LEDGER_STATEMENTS": str(inbox),
     }
 
-    done = subprocess.run(
-        [sys.executable, "-c", WATCH, str(folder), "later.xml", str(later)],
+    seen = python_json(
+        str(TRIGGER_WATCH),
+        "ledger_engine.reconcile.trigger.StatementLanded",
+        str(folder),
+        "later.xml",
+        str(later),
         env=env,
         cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
     )
 
-    assert done.returncode == 0, done.stderr[-3000:]
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen == {
-        "with_the_loaded_file_only": False,
+        "before": None,  # the file a run loaded is not news
         "while_landing": False,
         "fired": {"statements": [f"{folder.name}/later.xml"]},
         "fired_again": False,
