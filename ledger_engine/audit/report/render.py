@@ -34,21 +34,20 @@ from ledger_engine.audit.report.reconciliation_context import (
 
 def render_page(report: AuditReport, view: LedgerView, created: datetime) -> str:
     """The HTML of one audit run's page."""
-    inline = assets()
-    return _render(
-        "page.html",
-        policy=inline.page_policy,
-        style=Markup(inline.style.source),
-        script=Markup(inline.script.source),
-        page=page_context(report, view, created),
-    )
+    return _charted_page("page.html", page_context(report, view, created))
 
 
 def render_reconciliation(page: ReconciliationContext) -> str:
     """The HTML of one reconciliation's page."""
+    return _charted_page("reconciliation.html", page)
+
+
+def _charted_page(template: str, page: Any) -> str:
+    """A page of `template` with the report's style and chart script inline, under the
+    pages' content security policy."""
     inline = assets()
     return _render(
-        "reconciliation.html",
+        template,
         policy=inline.page_policy,
         style=Markup(inline.style.source),
         script=Markup(inline.script.source),
