@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -54,6 +55,19 @@ def run_logged(args: list[str], env: dict[str, str], log_path: Path, cwd: Path) 
     if completed.returncode != 0:
         tail = "\n".join(log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-60:])
         pytest.fail(f"{' '.join(args)} exited {completed.returncode}; end of {log_path}:\n{tail}")
+
+
+# A structured record of a DAG run's log: `<timestamp> [<level>   ] <message> ...`.
+LOG_RECORD = re.compile(r"^\d{4}-\d\d-\d\dT\S+ \[(\w+)\s*\] (.*)$")
+
+
+def task_log_lines(run_log: Path, task_id: str) -> list[str]:
+    """The lines of a `dag.test()` run's log (`run_log`) from task `task_id`'s start to its
+    end."""
+    lines = run_log.read_text(encoding="utf-8", errors="replace").splitlines()
+    start = next(i for i, line in enumerate(lines) if f"starting task_id={task_id}" in line)
+    end = next(i for i, line in enumerate(lines) if f"end task task_id={task_id}" in line)
+    return lines[start : end + 1]
 
 
 def python_json(*args: str, env: dict[str, str], cwd: Path = REPO_ROOT) -> Any:

@@ -10,6 +10,7 @@ Each Airflow call runs in a subprocess (`dag_runner.py`) with an isolated AIRFLO
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,7 @@ from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.core.records import Event
 from ledger_engine.pipeline.inbox import write_event_files
 from ledger_engine.store.database import connect, ledger_url
-from tests.dags.conftest import Runner
+from tests.dags.conftest import LOG_RECORD, Runner, task_log_lines
 
 DAG_ID = "ledger_pipeline"
 TASKS = [
@@ -198,6 +199,46 @@ def test_a_run_commits_every_event_and_passes_every_audit(
     assert page.parent == ledger.data_dir / "reports"
     assert "All audits passed." in page.read_text(encoding="utf-8")
     assert (page.parent / "index.html").is_file()
+
+
+# --- The micro-batch task's log ---------------------------------------------------------------
+
+# Airflow shows a line a task writes straight to stderr as an ERROR whatever it says, so a
+# successful run's log holds only log records. `dag.test()` runs the tasks in its own process,
+# where a raw line appears unstructured in the run's log; in a scheduler's worker it would be
+# one of Airflow's ERROR lines.
+PROGRESS = re.compile(
+    r"micro-batch (\d+): (\d+) events, (\d+) applied, (\d+) rejected, (\d+) duplicates "
+    r"in [\d.]+ s, \d+ events/s"
+)
+
+
+def test_a_successful_run_logs_no_error_and_no_raw_output(
+    ledger: Ledger, first_run: dict[str, Any]
+) -> None:
+    assert first_run["task_states"]["run_micro_batches"] == "success"
+    lines = task_log_lines(ledger.workdir / "first-run.log", "run_micro_batches")
+    raw = [line for line in lines if not LOG_RECORD.match(line)]
+    assert raw == [], "lines written straight to stdout or stderr"
+    errors = [line for line in lines if LOG_RECORD.match(line).group(1) in ("error", "critical")]
+    assert errors == []
+
+
+def test_the_task_logs_one_progress_line_per_micro_batch(
+    ledger: Ledger, first_run: dict[str, Any]
+) -> None:
+    lines = task_log_lines(ledger.workdir / "first-run.log", "run_micro_batches")
+    progress = [m for line in lines if (m := PROGRESS.search(line))]
+    summary = first_run["xcom"]["run_micro_batches"]
+    assert [int(m.group(1)) for m in progress] == list(range(summary["batches"]))
+    assert summary["batches"] == 2
+    totals = [sum(int(m.group(i)) for m in progress) for i in (2, 3, 4, 5)]
+    assert totals == [
+        summary["ingested"],
+        summary["applied"],
+        summary["rejected"],
+        summary["duplicates"],
+    ]
 
 
 def test_a_run_carrying_on_from_a_balance_changed_behind_the_engines_back_fails(
