@@ -2,6 +2,8 @@
 
 `ledger_replay` runs daily by default (`@daily`; set `LEDGER_REPLAY_SCHEDULE` in the environment
 of the DAG processor to another cron expression or preset, or to `none` for manual runs only).
+Switched on, it waits for the schedule's next tick (midnight UTC): it never runs at once for a
+tick that passed while it was off (`ledger_engine.dags.on_clock`).
 Like `ledger_pipeline` it needs no params or run conf: everything comes from the `LEDGER_*`
 environment variables read by `ledger_engine.config.Settings.from_env()` inside the tasks.
 

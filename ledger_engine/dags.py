@@ -5,7 +5,7 @@ that `dags/ledger_pipeline.py` (the batch audit after every run) and `dags/ledge
 and runs on its statement asset and a schedule (`on_asset_and_schedule`).
 
 The DAG processor imports this module whenever it parses a DAG file, so it imports only
-Airflow's SDK, pendulum and nothing of the platform: every task body imports
+Airflow's SDK and nothing of the platform: every task body imports
 `ledger_engine.audit.dag_tasks` (and through it Spark, Great Expectations, the store) only when
 the task runs (`tests/dags` checks what parsing loads). A DAG file made of these must still
 say `airflow` somewhere: the DAG processor skips files that do not (both import `chain` from
@@ -19,7 +19,6 @@ from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import Any
 
-import pendulum
 from airflow.sdk import (
     Asset,
     AssetOrTimeSchedule,
@@ -73,12 +72,16 @@ def ledger_dag(
     """Airflow's `@dag` with what every ledger DAG shares: no catch-up, one run at a time (two
     runs must never drive the same streaming checkpoint, write one audit mark twice, nor
     record one source's reconciliation at once), no retries (a failed audit is a finding, not
-    a glitch to try again), no params."""
+    a glitch to try again), no params.
+
+    No `start_date`: with one, Airflow's cron timetable (catch-up off) schedules the latest
+    past tick as soon as the DAG is switched on, so switching `ledger_replay` on ran a full
+    audit at once, and the run a person then triggered was a second one. Without it the first
+    run is the next tick (`on_clock`); a clock schedule given as a string is made one here."""
     return dag(
         dag_id=dag_id,
         description=description,
-        schedule=schedule,
-        start_date=pendulum.datetime(2025, 1, 1, tz="UTC"),
+        schedule=on_clock(schedule) if isinstance(schedule, str) else schedule,
         catchup=False,
         max_active_runs=1,
         dagrun_timeout=dagrun_timeout,
@@ -94,9 +97,14 @@ def on_asset_and_schedule(asset: Asset, schedule: str | None) -> Asset | AssetOr
     (and by hand) where `schedule` is None."""
     if schedule is None:
         return asset
-    return AssetOrTimeSchedule(
-        timetable=CronTriggerTimetable(schedule, timezone="UTC"), assets=asset
-    )
+    return AssetOrTimeSchedule(timetable=on_clock(schedule), assets=asset)
+
+
+def on_clock(schedule: str) -> CronTriggerTimetable:
+    """A run at every tick of `schedule` (a cron expression or preset, in UTC as every ledger
+    DAG's), the first at the next tick after the DAG is first seen: never one for a tick that
+    passed before it was switched on (`run_immediately=False`; see `ledger_dag`)."""
+    return CronTriggerTimetable(schedule, timezone="UTC", run_immediately=False)
 
 
 def audit_part(part: str, kind: str, timeout: timedelta) -> XComArg:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,11 +37,15 @@ def parse(dags_folder: Path) -> dict[str, Any]:
     from airflow.models import DagBag
 
     bag = DagBag(dag_folder=str(dags_folder))
+    parsed_at = datetime.now(UTC)
     dags = {}
     for dag_id, dag in bag.dags.items():
         dags[dag_id] = {
             "fileloc": dag.fileloc,
-            "schedule": str(dag.schedule) if dag.schedule is not None else None,
+            "timetable": type(dag.timetable).__name__,
+            # A clock's cron expression (a preset spelled out), the asset's timetable's if any.
+            "cron": getattr(getattr(dag.timetable, "timetable", dag.timetable), "expression", None),
+            "first_run": _first_run(dag, parsed_at),
             "catchup": dag.catchup,
             "max_active_runs": dag.max_active_runs,
             "tags": sorted(dag.tags),
@@ -64,6 +69,20 @@ def parse(dags_folder: Path) -> dict[str, Any]:
             m for m in LAZY_MODULES if any(n == m or n.startswith(m + ".") for n in sys.modules)
         ),
     }
+
+
+def _first_run(dag: Any, parsed_at: datetime) -> str | None:
+    """When the scheduler would start the DAG's first automated run, as it decides it (from the
+    serialized DAG, with no run before): "at once" for a time not after `parsed_at` (the run a
+    DAG switched on would start immediately), an ISO time for a later one, None for none (an
+    asset-only schedule)."""
+    from airflow.serialization.serialized_objects import DagSerialization
+
+    serialized = DagSerialization.from_dict(DagSerialization.to_dict(dag))
+    info = serialized.next_dagrun_info(last_automated_run_info=None)
+    if info is None:
+        return None
+    return "at once" if info.run_after <= parsed_at else info.run_after.isoformat()
 
 
 def run(dags_folder: Path, dag_id: str) -> dict[str, Any]:

@@ -14,10 +14,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
-from tests.dags.conftest import DAGS_FOLDER, REPO_ROOT, python_json
+from tests.dags.conftest import DAGS_FOLDER, REPO_ROOT, Runner, python_json
 
 CHECK = """
 from ledger_engine.audit.findings import BATCHES, FULL
@@ -82,3 +84,29 @@ def test_parsing_a_dag_and_its_watcher_loads_none_of_the_platform(
         "-c", PARSE_ONE, str(DAGS_FOLDER / dag_file), json.dumps(PLATFORM), env=airflow_base_env
     )
     assert loaded == []
+
+
+def test_switching_a_dag_on_starts_no_run_by_itself(
+    dag_runner: Runner, airflow_base_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Every ledger DAG on a clock (the pipeline's cron-only setting, the daily replay and
+    reconciliation) has its first automated run at the clock's next tick, as the scheduler
+    computes it for a DAG with no run yet: none for a tick that passed before it was switched
+    on, so the run a person triggers next is the only one. The pipeline on its event asset
+    has no clock at all."""
+    on_clock = dag_runner(
+        "parse", airflow_base_env | {"LEDGER_DAG_SCHEDULE": "*/15 * * * *"}, tmp_path, "clock"
+    )
+    assert on_clock["import_errors"] == {}
+    firsts = {dag_id: dag["first_run"] for dag_id, dag in on_clock["dags"].items()}
+    assert set(firsts) == {"ledger_pipeline", "ledger_replay", "ledger_reconcile"}
+    for dag_id, first in firsts.items():
+        assert first not in (None, "at once"), (dag_id, first)
+        # The next tick: for the daily DAGs the coming midnight, UTC.
+        tick = datetime.fromisoformat(first)
+        assert tick > datetime.now(UTC) - timedelta(minutes=1)
+        if dag_id != "ledger_pipeline":
+            assert (tick.hour, tick.minute, tick.second) == (0, 0, 0), (dag_id, first)
+            assert tick - datetime.now(UTC) <= timedelta(days=1), (dag_id, first)
+    on_events = dag_runner("parse", airflow_base_env, tmp_path, "events")
+    assert on_events["dags"]["ledger_pipeline"]["first_run"] is None

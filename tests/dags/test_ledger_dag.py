@@ -71,7 +71,8 @@ def test_the_schedule_can_be_changed_or_turned_off(
     env = airflow_base_env | {"LEDGER_DAG_SCHEDULE": "none"}
     manual_only = dag_runner("parse", env, tmp_path, "parse-manual")
     assert manual_only["import_errors"] == {}
-    assert manual_only["dags"][DAG_ID]["schedule"] is None
+    assert manual_only["dags"][DAG_ID]["timetable"] == "NullTimetable"
+    assert manual_only["dags"][DAG_ID]["first_run"] is None
 
 
 def test_tasks_and_their_dependencies(parsed: dict) -> None:

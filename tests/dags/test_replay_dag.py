@@ -42,7 +42,7 @@ TASKS = [
 
 def test_it_runs_daily_one_run_at_a_time_with_the_full_audit(parsed: dict) -> None:
     dag = parsed["dags"][DAG_ID]
-    assert dag["schedule"] == "@daily"
+    assert dag["cron"] == "0 0 * * *", "@daily"
     assert dag["catchup"] is False
     assert dag["max_active_runs"] == 1
     assert {"ledger", "audit", "replay"} <= set(dag["tags"])
@@ -56,18 +56,23 @@ def test_it_runs_daily_one_run_at_a_time_with_the_full_audit(parsed: dict) -> No
         assert tasks[task_id]["trigger_rule"] == "all_done", task_id
 
 
-@pytest.mark.parametrize(("setting", "schedule"), [("none", None), ("0 3 * * *", "0 3 * * *")])
+@pytest.mark.parametrize(
+    ("setting", "timetable", "cron"),
+    [("none", "NullTimetable", None), ("0 3 * * *", "CronTriggerTimetable", "0 3 * * *")],
+)
 def test_the_schedule_can_be_changed_or_turned_off(
     dag_runner: Runner,
     airflow_base_env: dict[str, str],
     tmp_path: Path,
     setting: str,
-    schedule: str | None,
+    timetable: str,
+    cron: str | None,
 ) -> None:
     env = airflow_base_env | {"LEDGER_REPLAY_SCHEDULE": setting}
     found = dag_runner("parse", env, tmp_path, "parse-schedule")
     assert found["import_errors"] == {}
-    assert found["dags"][DAG_ID]["schedule"] == schedule
+    assert found["dags"][DAG_ID]["timetable"] == timetable
+    assert found["dags"][DAG_ID]["cron"] == cron
 
 
 @pytest.fixture
