@@ -28,6 +28,7 @@ from enum import Enum
 from typing import Any
 
 from ledger_engine.core.invariants import Invariant, invariant_problem
+from ledger_engine.core.money import Unit, parse_unit
 from ledger_engine.core.naming import label_problem, sql_identifier
 from ledger_engine.core.storable import storable_text
 from ledger_engine.errors import DeclarationError
@@ -63,13 +64,15 @@ class Table:
     """A declared table: keys of `key_type` mapping to values of `value_type`.
 
     `name` is the label the application chose; `sql_name` the identifier of the PostgreSQL
-    table that stores its rows (`ledger_engine.core.naming`).
+    table that stores its rows (`ledger_engine.core.naming`). `unit`, for a table of integers
+    only, is what its amounts count (`ledger_engine.core.money`); `None`: plain integers.
     """
 
     ledger: str
     name: str
     key_type: type
     value_type: type
+    unit: Unit | None = None
     sql_name: str = field(init=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -175,6 +178,22 @@ class Stream:
         object.__setattr__(self, "same_table_before", earlier)
 
 
+def _table_unit(name: str, value_type: type, unit: object) -> Unit | None:
+    """The declared `unit` of table `name`, parsed; a unit on a table of anything but
+    integers, or one badly written, is a `DeclarationError`."""
+    if unit is None:
+        return None
+    if value_type is not int:
+        raise DeclarationError(
+            f"table {name!r}: only a table of int may declare a unit, and its values are "
+            f"{value_type.__name__}"
+        )
+    try:
+        return parse_unit(unit)  # type: ignore[arg-type]
+    except ValueError as wrong:
+        raise DeclarationError(f"table {name!r}: {wrong}") from None
+
+
 def _check_name(kind: str, name: object) -> str:
     """`name` if it can label a `kind`: any non-empty text PostgreSQL can store."""
     problem = label_problem(kind, name)
@@ -201,8 +220,19 @@ class StreamingLedger:
 
     # -- declarations -----------------------------------------------------------------------
 
-    def declare_state(self, name: str, key_type: type = str, value_type: type = int) -> Table:
-        """Declare a table; `value_type` is `int` (int64), `str` or `dict` (a JSON object)."""
+    def declare_state(
+        self,
+        name: str,
+        key_type: type = str,
+        value_type: type = int,
+        unit: str | Unit | None = None,
+    ) -> Table:
+        """Declare a table; `value_type` is `int` (int64), `str` or `dict` (a JSON object).
+
+        A table of `int` may declare the `unit` its integers count, as `CODE/PRECISION`
+        (`"EUR/2"`: euro cents) or a `Unit`: its amounts then read as money wherever a person
+        reads them (`ledger_engine.core.money`); they are stored and added as integers still.
+        """
         self._complete_pending()
         _check_name("table", name)
         if name in self._tables:
@@ -213,7 +243,7 @@ class StreamingLedger:
             raise DeclarationError(
                 f"table {name!r}: value_type must be int, str or dict, not {value_type!r}"
             )
-        table = Table(self.name, name, key_type, value_type)
+        table = Table(self.name, name, key_type, value_type, _table_unit(name, value_type, unit))
         for other in self._tables.values():
             if other.sql_name == table.sql_name:
                 raise DeclarationError(

@@ -23,10 +23,11 @@ from sqlalchemy import Engine, text
 
 from ledger_engine.audit.findings import AuditReport, CheckResult
 from ledger_engine.audit.report import render_index, write_report
-from ledger_engine.audit.report.formats import money_text
+from ledger_engine.audit.report.formats import amount_text
 from ledger_engine.audit.report.reconciliation import write_reconciliation_page
 from ledger_engine.audit.report.reconciliation_queries import UnknownRuns
 from ledger_engine.config import PROJECT_ROOT
+from ledger_engine.core.money import Unit
 from ledger_engine.reconcile.inbox import land_statement
 from ledger_engine.reconcile.matching.reference import match
 from ledger_engine.reconcile.resolve import write_off
@@ -390,16 +391,16 @@ def test_a_reconciliation_with_nothing_to_match_reads_sensibly(engine: Engine, t
 @pytest.mark.parametrize(
     ("units", "unit", "shown"),
     [
-        (-123_456, ("EUR", 2), "-1,234.56 EUR"),
-        (5, ("EUR", 2), "0.05 EUR"),
-        (1_500, ("JPY", 0), "1,500 JPY"),
-        (-7, ("BTC", 8), "-0.00000007 BTC"),
+        (-123_456, Unit("EUR", 2), "-1,234.56 EUR"),
+        (5, Unit("EUR", 2), "0.05 EUR"),
+        (1_500, Unit("JPY", 0), "1,500 JPY"),
+        (-7, Unit("BTC", 8), "-0.00000007 BTC"),
         (-123_456, None, "-123,456"),  # the unit not given: minor units
-        (None, ("EUR", 2), "—"),  # no amount on that side
+        (None, Unit("EUR", 2), "—"),  # no amount on that side
     ],
 )
 def test_an_amount_of_minor_units_reads_as_money_of_its_unit(units, unit, shown):
-    assert money_text(units, unit) == shown
+    assert amount_text(units, unit) == shown
 
 
 def test_the_index_shows_what_a_reconciliations_summary_holds_and_dashes_for_the_rest():

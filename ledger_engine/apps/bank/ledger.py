@@ -1,7 +1,7 @@
 """The seed use case: accounts and an asset ledger, moved by deposits and transfers.
 
-Tables: `accounts` (account id -> balance) and `asset_ledger` (asset entry id -> amount), both
-integer minor units. Streams:
+Tables: `accounts` (account id -> balance, in euro cents: unit `EUR/2`) and `asset_ledger`
+(asset entry id -> quantity, in whole units: unit `units/0`), both integers. Streams:
 
 - `deposits`: `{"account_id", "asset_id", "amount", "asset_amount"}` credits both rows.
 - `transfers`: `{"source_account_id", "target_account_id", "source_asset_id",
@@ -52,6 +52,12 @@ from ledger_engine.core.transaction import Context, StateAccess
 # The bank's views for people and reports, one SELECT per file (`reconciled_balances`, ...).
 VIEWS_DIR = Path(__file__).with_name("views")
 VIEWS = ("reconciled_balances", "account_statements")
+# What the tables' integers count (`ledger_engine.core.money`): accounts hold euro cents. An
+# asset entry holds a quantity of an asset (whole units moved by `asset_amount`), not money in
+# a currency: so it declares a unit that says so, in whole units, rather than a currency it is
+# not (and rather than no unit, so that its figures read as quantities of something).
+ACCOUNTS_UNIT = "EUR/2"
+ASSETS_UNIT = "units/0"
 SUCCESS = "SUCCESS"
 REJECT = "REJECT"
 
@@ -256,8 +262,8 @@ def _declare_rules(ledger: StreamingLedger) -> None:
 def build_ledger() -> StreamingLedger:
     """The bank ledger: tables, streams and their bindings, and the views people query."""
     ledger = StreamingLedger.create("bank")
-    accounts = ledger.declare_state("accounts", key_type=str, value_type=int)
-    assets = ledger.declare_state("asset_ledger", key_type=str, value_type=int)
+    accounts = ledger.declare_state("accounts", key_type=str, value_type=int, unit=ACCOUNTS_UNIT)
+    assets = ledger.declare_state("asset_ledger", key_type=str, value_type=int, unit=ASSETS_UNIT)
     (
         ledger.using_stream("deposits")
         .apply(deposit)

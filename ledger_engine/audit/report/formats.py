@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ledger_engine.audit.report.queries import ThroughputPoint
+from ledger_engine.core.money import Unit, money_text
 
 MISSING = "—"  # a number not known (a summary that lacks it, a rate with no time measured)
 
@@ -69,23 +70,11 @@ def share_text(part: int, whole: int) -> str:
     return f"{tenths // 10}.{tenths % 10}%"
 
 
-# A source's unit of money: its currency and its precision (decimal places of its minor units).
-Money = tuple[str, int]
-
-
-def money_text(units: int | None, unit: Money | None) -> str:
-    """An amount of integer minor units as money reads: "-1,234.56 EUR" in the currency and at
-    the precision of `unit`, or the minor units themselves ("-123,456") where the unit is not
-    known; "—" for no amount. The one place a report turns minor units into money."""
-    if units is None:
-        return MISSING
-    if unit is None:
-        return thousands(units)
-    currency, precision = unit
-    sign = "-" if units < 0 else ""
-    whole, fraction = divmod(abs(units), 10**precision)
-    decimals = f".{fraction:0{precision}d}" if precision > 0 else ""
-    return f"{sign}{whole:,}{decimals} {currency}"
+def amount_text(units: int | None, unit: Unit | None) -> str:
+    """An amount of integer minor units as money in `unit` (`ledger_engine.core.money`, the one
+    place minor units become money: "-1,234.56 EUR"; the integer with thousands separators
+    where no unit is known); "—" for no amount."""
+    return MISSING if units is None else money_text(units, unit)
 
 
 def age_text(age: timedelta) -> str:
@@ -108,6 +97,6 @@ FILTERS: dict[str, Callable[..., str]] = {
     "utc_time": utc_time,
     "batch_span": batch_span,
     "share": share_text,
-    "money": money_text,
+    "money": amount_text,
     "age": age_text,
 }

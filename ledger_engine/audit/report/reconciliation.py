@@ -28,7 +28,6 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
-from ledger_engine.audit.report.formats import Money
 from ledger_engine.audit.report.naming import RECONCILIATION_PREFIX
 from ledger_engine.audit.report.reconciliation_context import (
     ReconciliationContext,
@@ -42,6 +41,7 @@ from ledger_engine.audit.report.reconciliation_queries import (
 )
 from ledger_engine.audit.report.render import render_reconciliation
 from ledger_engine.audit.report.store import refresh_index, write_new_page, write_summary
+from ledger_engine.core.money import Unit
 
 
 def write_reconciliation_page(
@@ -64,7 +64,7 @@ def write_reconciliation_page(
     run has. No run ids (a ledger declaring no source) gives a page saying so.
     """
     view = read_reconciliation(engine, run_ids, oldest=oldest, drift_rows=drift_rows)
-    units: dict[str, Money] = {source: (c, p) for source, (c, p) in (money or {}).items()}
+    units = {source: Unit(c, p) for source, (c, p) in (money or {}).items()}
     reports.mkdir(parents=True, exist_ok=True)
 
     def context(created: datetime) -> ReconciliationContext:

@@ -15,7 +15,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from ledger_engine.audit.report.formats import MISSING, Money, share_text, utc_time
+from ledger_engine.audit.report.formats import MISSING, share_text, utc_time
 from ledger_engine.audit.report.naming import RECONCILIATION_PREFIX, page_created
 from ledger_engine.audit.report.reconciliation_queries import (
     AGE_EDGES,
@@ -24,6 +24,7 @@ from ledger_engine.audit.report.reconciliation_queries import (
     ReconciliationView,
     RunRow,
 )
+from ledger_engine.core.money import Unit
 
 # The reasons a break may have (sql/0019's CHECK), in the order a page lists them, with what a
 # reader calls them; a reason not known here is listed after them under its own name.
@@ -93,7 +94,7 @@ class RunView:
     """One run of one source as the page shows it."""
 
     run: RunRow
-    unit: Money | None
+    unit: Unit | None
     sides: list[SideShare]
     batches: str  # the batches it considered anew, in words
 
@@ -103,7 +104,7 @@ class RunView:
         return [f.file_name for f in self.run.files]
 
 
-def _run_view(run: RunRow, unit: Money | None) -> RunView:
+def _run_view(run: RunRow, unit: Unit | None) -> RunView:
     first, last = run.after_batch + 1, run.through_batch
     if last < first:
         batches = f"none new (through batch {last:,})" if last >= 0 else "none committed"
@@ -152,7 +153,7 @@ class BreakView:
     """An open break as the page lists it."""
 
     item: OpenBreak
-    unit: Money | None
+    unit: Unit | None
     reason_title: str
 
     @property
@@ -166,7 +167,7 @@ class DriftView:
     """An account's drift as the page shows it."""
 
     row: DriftRow
-    unit: Money | None
+    unit: Unit | None
 
     @property
     def drifting(self) -> bool:
@@ -207,7 +208,7 @@ def reconciliation_context(
     created: datetime,
     *,
     origin: str,
-    money: Mapping[str, Money] | None = None,
+    money: Mapping[str, Unit] | None = None,
     age_edges: Sequence[int] = AGE_EDGES,
 ) -> ReconciliationContext:
     """What the page of `view` shows, written at `created` by `origin`; `money` gives each
