@@ -12,8 +12,14 @@ ledger's next generated migration: one transaction, under the same advisory lock
 migrations, recorded with the exact SQL it ran in `ledger_declared_migrations`. So a ledger
 grows (a new table, a new stream, a changed view) by declaring it.
 
+A table's unit (`ledger_engine.core.money`) is recorded with it (`unit_code`,
+`unit_precision`, `sql/0021_declared_units.sql`), where the views people query read it to show
+amounts as money. A unit declared for a table recorded without one, or dropped, is recorded in
+the next generated migration.
+
 A change that would lose data is refused with `SchemaMismatch`: a table's key or value type
-changed once the table was written (rows in it or entries in the change log). A table no
+changed once the table was written (rows in it or entries in the change log), or its unit
+changed to another (every amount in it would read as something else). A table no
 longer declared is left as it is, with its rows. A table of the right shape that exists but
 was never recorded (a database migrated before tables were generated) is adopted as it is.
 Identifiers are quoted by `psycopg2.sql.Identifier`; labels are bound as parameters, or quoted
@@ -32,6 +38,7 @@ from sqlalchemy import Connection, Engine
 
 from ledger_engine.core.declarations import StreamingLedger, Table, View
 from ledger_engine.core.invariants import Invariant
+from ledger_engine.core.money import Unit
 from ledger_engine.core.records import canonical_json
 from ledger_engine.errors import MigrationError, SchemaMismatch
 from ledger_engine.store.migrations import MIGRATION_LOCK
@@ -64,24 +71,45 @@ class RecordedTable:
     sql_name: str
     key_type: str
     value_type: str
+    unit_code: str | None = None
+    unit_precision: int | None = None
+
+    @property
+    def unit(self) -> Unit | None:
+        """The unit recorded for the table, if any."""
+        if self.unit_code is None or self.unit_precision is None:
+            return None
+        return Unit(self.unit_code, self.unit_precision)
 
 
 @dataclass(frozen=True)
 class SchemaChanges:
-    """What the declarations add to the recorded schema: tables new or retyped, views and
-    invariants new or changed. Empty when the system of record matches the declarations."""
+    """What the declarations add to the recorded schema: tables new or retyped, tables whose
+    unit changed, views and invariants new or changed. Empty when the system of record matches
+    the declarations."""
 
     new_tables: tuple[Table, ...] = ()
     retyped_tables: tuple[tuple[Table, RecordedTable], ...] = ()
     views: tuple[View, ...] = ()
     invariants: tuple[Invariant, ...] = ()
+    changed_units: tuple[tuple[Table, RecordedTable], ...] = ()
 
     def __bool__(self) -> bool:
-        return bool(self.new_tables or self.retyped_tables or self.views or self.invariants)
+        return bool(
+            self.new_tables
+            or self.retyped_tables
+            or self.views
+            or self.invariants
+            or self.changed_units
+        )
 
     def description(self) -> str:
         parts = [f"create table {t.name!r}" for t in self.new_tables]
         parts += [f"retype empty table {t.name!r}" for t, _ in self.retyped_tables]
+        parts += [
+            f"declare table {t.name!r} in unit {str(t.unit) if t.unit else 'none'}"
+            for t, _ in self.changed_units
+        ]
         parts += [f"create view {v.name!r}" for v in self.views]
         parts += [f"record invariant {i.name!r}" for i in self.invariants]
         return "; ".join(parts)
@@ -114,7 +142,7 @@ def schema_changes(
 ) -> SchemaChanges:
     """What differs between `ledger`'s declarations and what was recorded (by label): a pure
     comparison; whether a retyped table may be changed is for `apply_declared_schema`."""
-    new, retyped = [], []
+    new, retyped, changed_units = [], [], []
     for table in ledger.tables.values():
         recorded = recorded_tables.get(table.name)
         if recorded is None:
@@ -123,13 +151,17 @@ def schema_changes(
             retyped.append((table, recorded))
         else:
             assert recorded.sql_name == table.sql_name, (recorded, table)
+            if recorded.unit != table.unit:
+                changed_units.append((table, recorded))
     views = [v for v in ledger.views.values() if recorded_views.get(v.name) != view_checksum(v)]
     invariants = [
         i
         for i in ledger.invariants.values()
         if recorded_invariants.get(i.name) != invariant_checksum(i)
     ]
-    return SchemaChanges(tuple(new), tuple(retyped), tuple(views), tuple(invariants))
+    return SchemaChanges(
+        tuple(new), tuple(retyped), tuple(views), tuple(invariants), tuple(changed_units)
+    )
 
 
 def apply_declared_schema(engine: Engine, ledger: StreamingLedger) -> int | None:
@@ -204,6 +236,9 @@ def _generate(cursor: Any, ledger: StreamingLedger, changes: SchemaChanges) -> l
     for table in changes.new_tables:
         if not _adopt(cursor, table):
             statements.append(_create_table(table))
+    for table, recorded in changes.changed_units:
+        if recorded.unit is not None and table.unit is not None:
+            _refuse_written_unit(cursor, table, recorded.unit)
     for table, recorded in changes.retyped_tables:
         _refuse_written(cursor, table, recorded)
         statements.append(identified("schema/drop_table", table=table.sql_name))
@@ -271,10 +306,7 @@ def _adopt(cursor: Any, table: Table) -> bool:
 
 
 def _refuse_written(cursor: Any, table: Table, recorded: RecordedTable) -> None:
-    cursor.execute(identified("schema/has_rows", table=table.sql_name))
-    has_rows = cursor.fetchone()[0]
-    cursor.execute(_WRITTEN_LOG, (table.name,))
-    if has_rows or cursor.fetchone()[0]:
+    if _written(cursor, table):
         key_type, value_type = declared_shape(table)
         raise SchemaMismatch(
             f"table {table.name!r} of ledger {table.ledger!r} holds key {recorded.key_type} "
@@ -284,12 +316,47 @@ def _refuse_written(cursor: Any, table: Table, recorded: RecordedTable) -> None:
         )
 
 
+def _refuse_written_unit(cursor: Any, table: Table, recorded: Unit) -> None:
+    """Refuse to change the unit of a table that has been written: its integers were
+    amounts of `recorded`, and would all read as amounts of another unit."""
+    if _written(cursor, table):
+        raise SchemaMismatch(
+            f"table {table.name!r} of ledger {table.ledger!r} counts in {recorded} and has "
+            f"been written; the declaration now says {table.unit}, which would make every "
+            f"amount in it read as another: declare {recorded} again, or declare a new table "
+            "(and move the rows with a stream of events)"
+        )
+
+
+def _written(cursor: Any, table: Table) -> bool:
+    """Whether `table` has rows, or entries in the change log."""
+    cursor.execute(identified("schema/has_rows", table=table.sql_name))
+    has_rows = cursor.fetchone()[0]
+    cursor.execute(_WRITTEN_LOG, (table.name,))
+    return bool(has_rows or cursor.fetchone()[0])
+
+
 def _record(cursor: Any, ledger: str, version: int, changes: SchemaChanges) -> None:
-    tables = [*changes.new_tables, *(t for t, _ in changes.retyped_tables)]
+    tables = [
+        *changes.new_tables,
+        *(t for t, _ in changes.retyped_tables),
+        *(t for t, _ in changes.changed_units),
+    ]
     for table in tables:
         key_type, value_type = declared_shape(table)
+        unit = table.unit
         cursor.execute(
-            _RECORD_TABLE, (ledger, table.name, table.sql_name, key_type, value_type, version)
+            _RECORD_TABLE,
+            (
+                ledger,
+                table.name,
+                table.sql_name,
+                key_type,
+                value_type,
+                unit.code if unit else None,
+                unit.precision if unit else None,
+                version,
+            ),
         )
     for view in changes.views:
         cursor.execute(

@@ -28,12 +28,17 @@ def _put(event, ctx, row):
     row.write(event["value"])
 
 
-def ledger_of(tables: dict[str, tuple[type, type]], views: dict[str, str] | None = None):
+def ledger_of(
+    tables: dict[str, tuple[type, type]],
+    views: dict[str, str] | None = None,
+    units: dict[str, str] | None = None,
+):
     """A ledger named 'simple example' with `tables` (name -> key type, value type), one
-    stream writing each, and `views`."""
+    stream writing each, `views`, and `units` (table name -> unit) for some of its tables."""
     ledger = StreamingLedger.create("simple example")
     for number, (name, (key_type, value_type)) in enumerate(tables.items()):
-        table = ledger.declare_state(name, key_type=key_type, value_type=value_type)
+        unit = (units or {}).get(name)
+        table = ledger.declare_state(name, key_type=key_type, value_type=value_type, unit=unit)
         ledger.using_stream(f"puts {number}").apply(_put).on(
             table, lambda e: e["key"], "row", AccessType.WRITE
         )
@@ -205,3 +210,56 @@ def test_hostile_names_are_stored_as_data_and_their_tables_are_created(core_engi
         assert columns(core_engine, sql_name) == {"key": "text", "value": "bigint"}
     # The platform's own table of that name is untouched.
     assert "batch_id" in columns(core_engine, "ledger_events")
+
+
+# --- Units ---------------------------------------------------------------------------------
+
+
+def recorded_units(engine: Engine) -> list[tuple]:
+    return rows(
+        engine,
+        "SELECT table_name, unit_code, unit_precision, version FROM ledger_declared_tables"
+        " ORDER BY table_name",
+    )
+
+
+def test_a_tables_unit_is_recorded_with_it(core_engine):
+    ledger = ledger_of({"counts": (int, int), "money": (str, int)}, units={"money": "EUR/2"})
+    apply_declared_schema(core_engine, ledger)
+    assert recorded_units(core_engine) == [("counts", None, None, 1), ("money", "EUR", 2, 1)]
+
+
+def test_a_unit_declared_for_a_written_table_recorded_without_one_is_recorded(core_engine):
+    # A ledger declared (and written) before it said what its integers count.
+    apply_declared_schema(core_engine, ledger_of({"money": (str, int)}))
+    with core_engine.begin() as conn:
+        conn.execute(text("INSERT INTO money VALUES ('alice', 12345)"))
+    assert (
+        apply_declared_schema(
+            core_engine, ledger_of({"money": (str, int)}, units={"money": "EUR/2"})
+        )
+        == 2
+    )
+    assert recorded_units(core_engine) == [("money", "EUR", 2, 2)]
+    [(description,)] = rows(
+        core_engine, "SELECT description FROM ledger_declared_migrations WHERE version = 2"
+    )
+    assert description == "declare table 'money' in unit EUR/2"
+    assert rows(core_engine, "SELECT key, value FROM money") == [("alice", 12345)]
+
+
+def test_another_unit_for_a_written_table_is_refused_and_changes_nothing(core_engine):
+    apply_declared_schema(core_engine, ledger_of({"money": (str, int)}, units={"money": "EUR/2"}))
+    with core_engine.begin() as conn:
+        conn.execute(text("INSERT INTO money VALUES ('alice', 12345)"))
+    for other in ("EUR/3", "USD/2"):
+        changed = ledger_of({"money": (str, int)}, units={"money": other})
+        with pytest.raises(SchemaMismatch, match=rf"counts in EUR/2 .* now says {other}"):
+            apply_declared_schema(core_engine, changed)
+    assert recorded_units(core_engine) == [("money", "EUR", 2, 1)]
+
+
+def test_another_unit_for_a_never_written_table_is_recorded(core_engine):
+    apply_declared_schema(core_engine, ledger_of({"money": (str, int)}, units={"money": "EUR/2"}))
+    apply_declared_schema(core_engine, ledger_of({"money": (str, int)}, units={"money": "USD/2"}))
+    assert recorded_units(core_engine) == [("money", "USD", 2, 2)]

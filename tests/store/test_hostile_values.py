@@ -20,6 +20,7 @@ from sqlalchemy import Engine
 
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.core.ingest import ingest_files
+from ledger_engine.core.money import money_text
 from ledger_engine.core.records import Event, RunResult
 from ledger_engine.runtime.serial import run_serial
 from ledger_engine.runtime.spark.postgres import array_value
@@ -155,9 +156,16 @@ def test_hostile_ids_are_stored_and_shown_exactly_as_sent(
     # What the read-only role sees through its views.
     account_changes = [c for c in expected.changes if c.table == "accounts"]
     last_change = {c.key: c.request_id for c in account_changes}
+    # Each balance with its text in the accounts' unit, formatted by a function the reader runs.
+    unit = LEDGER.tables["accounts"].unit
     assert sorted(
-        rows(reader.engine, "SELECT account_id, balance, last_request_id FROM reconciled_balances")
-    ) == sorted((k, v, last_change[k]) for k, v in expected.state["accounts"].items())
+        rows(
+            reader.engine,
+            "SELECT account_id, balance, balance_text, last_request_id FROM reconciled_balances",
+        )
+    ) == sorted(
+        (k, v, money_text(v, unit), last_change[k]) for k, v in expected.state["accounts"].items()
+    )
     assert sorted(
         rows(reader.engine, "SELECT account_id, request_id, balance_after FROM account_statements")
     ) == sorted((c.key, c.request_id, c.after) for c in account_changes)

@@ -1,3 +1,4 @@
--- The ledger's declared tables as recorded, and how each is stored.
-SELECT table_name, sql_name, key_type, value_type FROM ledger_declared_tables
+-- The ledger's declared tables as recorded, how each is stored and the unit it counts in.
+SELECT table_name, sql_name, key_type, value_type, unit_code, unit_precision
+FROM ledger_declared_tables
 WHERE ledger = %s;
