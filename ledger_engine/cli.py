@@ -298,8 +298,10 @@ def _print_next_steps(ledger) -> None:
 
 def cmd_balance(settings: Settings, args: argparse.Namespace) -> int:
     """Print one row of a declared table (default: the first the ledger declares, the bank's
-    accounts) as committed, with the batch that last changed it."""
+    accounts) as committed, with the batch that last changed it; an amount reads as money in
+    the table's declared unit ("1,234.56 EUR"), or with thousands separators where it has none."""
     from ledger_engine.apps import load_ledger
+    from ledger_engine.core.money import money_text
     from ledger_engine.core.records import canonical_json
     from ledger_engine.store.database import open_views
 
@@ -323,8 +325,13 @@ def cmd_balance(settings: Settings, args: argparse.Namespace) -> int:
     if row is None:
         console.print(f"no row {args.key!r} in {table!r}", markup=False)
         return 1
-    shown = f"{args.key}: {canonical_json(row.value)} (last changed in batch {row.last_batch_id})"
-    console.print(shown, markup=False)
+    declared = ledger.tables[table]
+    value = (
+        money_text(row.value, declared.unit)
+        if declared.value_type is int
+        else canonical_json(row.value)
+    )
+    console.print(f"{args.key}: {value} (last changed in batch {row.last_batch_id})", markup=False)
     return 0
 
 

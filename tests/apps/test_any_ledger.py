@@ -23,6 +23,7 @@ from ledger_engine.audit.verify import verify_ledger
 from ledger_engine.cli import main
 from ledger_engine.config import Settings
 from ledger_engine.core.ingest import parse_line
+from ledger_engine.core.money import money_text
 from ledger_engine.core.records import canonical_json
 from ledger_engine.pipeline.inbox import write_event_files
 from ledger_engine.pipeline.job import PipelineReport, run_pipeline
@@ -161,7 +162,14 @@ def test_ledger_balance_shows_a_row_of_any_declared_table(committed, monkeypatch
     use_settings(monkeypatch, committed.settings)
 
     assert main(["balance", str(key), "--table", table]) == 0
-    assert f"{key}: {canonical_json(value)} (last changed in batch" in capsys.readouterr().out
+    # An amount reads in the table's unit where it declares one, with thousands separators
+    # where it does not; any other value as its JSON.
+    declared = ledger.tables[table]
+    if declared.value_type is int:
+        shown = money_text(value, declared.unit)
+    else:
+        shown = canonical_json(value)
+    assert f"{key}: {shown} (last changed in batch" in capsys.readouterr().out
     assert main(["balance", "no such key", "--table", table]) == 1
 
 
