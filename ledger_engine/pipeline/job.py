@@ -15,6 +15,7 @@ import pickle
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import psycopg2
@@ -37,15 +38,17 @@ from ledger_engine.pipeline.faults import (
     NO_FAULTS,
     FaultSwitch,
 )
+from ledger_engine.pipeline.inbox import landed_event_files
 from ledger_engine.runtime.spark.admission import screen_files_task
 from ledger_engine.runtime.spark.batch import BatchExecutor, BatchRun, ExecutionOptions
 from ledger_engine.runtime.spark.codec import OUTPUT, SCREENED, SUMMARY, spark_ddl
 from ledger_engine.runtime.spark.files import DESCRIBED_DDL, NAMED_DDL, described, named
 from ledger_engine.runtime.spark.postgres import PostgresSink, PostgresSources
 from ledger_engine.runtime.spark.session import build_session
-from ledger_engine.runtime.spark.streaming import run_available_batches
+from ledger_engine.runtime.spark.streaming import run_available_batches, unfinished_batch
 from ledger_engine.store.commit import StagedBatch, commit_staged, committed_input
 from ledger_engine.store.database import libpq_url, open_store
+from ledger_engine.store.inbox import committed_files
 from ledger_engine.store.lease import Holder, RunLease, check_fence, run_lease
 from ledger_engine.store.merkle import MODULUS
 from ledger_engine.store.schema import apply_declared_schema
@@ -87,6 +90,12 @@ class BatchSummary:
 class PipelineReport:
     batches: list[BatchSummary] = field(default_factory=list)
     wall_seconds: float = 0.0
+    # Starting the Spark session, part of `wall_seconds` (0 for a session the caller gave,
+    # and for a run that found nothing to do).
+    session_seconds: float = 0.0
+    # The landed event files no committed batch had taken when the run began: with none, the
+    # run starts no Spark session.
+    pending_files: int = 0
 
     def total(self, name: str) -> int:
         return sum(getattr(b, name) for b in self.batches if b.committed)
@@ -311,11 +320,15 @@ def run_pipeline(
     holder: str = "ledger run",
     on_wait: Callable[[Holder | None, float], None] | None = None,
 ) -> PipelineReport:
-    """Process every event file that has landed in the inbox, one micro-batch at a time.
+    """Process every event file that has landed in the inbox, one micro-batch at a time, all
+    on one Spark session (`spark`, or one started here and stopped at the end).
 
     The run holds the run lease throughout (waiting up to `settings.run_wait_seconds` for
-    another run, then raising `LedgerBusy`); a failing batch raises `BatchFailed`.
-    `faults`: the fault points' switch (default: from `settings.fault`).
+    another run, then raising `LedgerBusy`); a failing batch raises `BatchFailed`. A run that
+    finds no landed file that a committed batch has not taken starts no Spark session and
+    runs no batch, unless the streaming checkpoint has a batch it planned and never marked
+    done (a run died between the commit and the checkpoint), which it runs again (a no-op for
+    a committed batch). `faults`: the fault points' switch (default: from `settings.fault`).
     """
     started = time.perf_counter()
     ledger = load_ledger(settings.app)
@@ -331,11 +344,17 @@ def run_pipeline(
         with run_lease(
             store, holder, wait_seconds=settings.run_wait_seconds, on_wait=on_wait
         ) as lease:
-            session = session or build_session(
-                settings.spark_master,
-                driver_host=settings.spark_driver_host,
-                driver_memory=settings.spark_driver_memory,
-            )
+            report.pending_files = len(pending_files(settings.inbox, store))
+            if report.pending_files == 0 and unfinished_batch(settings.checkpoint) is None:
+                return _finished(report, started)
+            if session is None:
+                clock = time.perf_counter()
+                session = build_session(
+                    settings.spark_master,
+                    driver_host=settings.spark_driver_host,
+                    driver_memory=settings.spark_driver_memory,
+                )
+                report.session_seconds = time.perf_counter() - clock
             processor = BatchProcessor(
                 session,
                 ledger,
@@ -370,5 +389,16 @@ def run_pipeline(
             session.stop()
         if engine is None:
             store.dispose()
+    return _finished(report, started)
+
+
+def _finished(report: PipelineReport, started: float) -> PipelineReport:
     report.wall_seconds = time.perf_counter() - started
     return report
+
+
+def pending_files(inbox: Path, engine: Engine) -> list[str]:
+    """The event files landed whole in `inbox` that no committed batch took, in name order."""
+    landed = [path.name for path in landed_event_files(inbox)]
+    taken = committed_files(engine, landed)
+    return [name for name in landed if name not in taken]

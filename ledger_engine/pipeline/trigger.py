@@ -21,11 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ledger_engine.landing import Accounted, LandedFilesTrigger, whole_files
+from ledger_engine.landing import Accounted, LandedFilesTrigger
+from ledger_engine.pipeline.inbox import landed_event_files
 
 CLASSPATH = "ledger_engine.pipeline.trigger.EventsLanded"
-EVENT_FILES = ".jsonl"  # the streaming source's `pathGlobFilter`, `*.jsonl`
-HIDDEN = (".", "_")  # names Hadoop's file listing, and so Spark's file source, skips
 
 
 @dataclass(frozen=True)
@@ -63,7 +62,7 @@ class _Inbox:
         settings, engine = self._open()
         landed = [
             _Landed(path.name, stat.st_size, stat.st_mtime_ns)
-            for path in whole_files(settings.inbox, suffix=EVENT_FILES, hidden=HIDDEN)
+            for path in landed_event_files(settings.inbox)
             for stat in [path.stat()]
         ]
 

@@ -94,10 +94,13 @@ def test_a_second_run_only_processes_newly_landed_files(settings, spark) -> None
     events = generate_events(1_000, accounts=50, seed=3)
     write_event_files(events[:600], settings.inbox, events_per_file=300, prefix="early")
     first = run_pipeline(settings, spark=spark)
-    assert run_pipeline(settings, spark=spark).batches == []
+    # Nothing new: no batch, and no Spark session started for it (none is given here).
+    idle = run_pipeline(settings)
+    assert (idle.batches, idle.pending_files, idle.session_seconds) == ([], 0, 0.0)
 
     write_event_files(events[600:], settings.inbox, events_per_file=400, prefix="late")
     second = run_pipeline(settings, spark=spark)
+    assert second.pending_files == 1
     assert [b.batch_id for b in second.batches] == [first.batches[-1].batch_id + 1]
 
     engine = open_store(settings)
@@ -123,6 +126,8 @@ def test_a_batch_replayed_after_its_commit_is_a_no_op(settings, spark) -> None:
     os.remove(settings.checkpoint / "commits" / f".{last}.crc")
     replay = run_pipeline(settings, spark=spark)
 
+    # Every file was taken, yet the run ran the batch the checkpoint left unfinished.
+    assert replay.pending_files == 0
     assert [(b.batch_id, b.committed) for b in replay.batches] == [(last, False)]
     assert rows(engine, "SELECT * FROM ledger_change_log ORDER BY batch_id, position, seq") == (
         log_before

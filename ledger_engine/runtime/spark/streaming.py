@@ -41,6 +41,21 @@ def file_name(spark_path: str) -> str:
     return PurePosixPath(unquote(urlparse(spark_path).path)).name
 
 
+def unfinished_batch(checkpoint: Path) -> int | None:
+    """The batch the streaming query planned (its offsets logged) but never marked done (no
+    entry in its commit log), which its next start runs again; None if there is none. Read
+    from the checkpoint's two logs, whose entries are files named by batch id."""
+    planned, done = (_logged_batches(checkpoint / log) for log in ("offsets", "commits"))
+    latest = max(planned, default=None)
+    return latest if latest is not None and latest not in done else None
+
+
+def _logged_batches(log: Path) -> set[int]:
+    if not log.is_dir():
+        return set()
+    return {int(entry.name) for entry in log.iterdir() if entry.name.isdigit()}
+
+
 def run_available_batches(
     spark: SparkSession,
     inbox: Path,
