@@ -41,6 +41,9 @@ and the payload fields it fills (`ledger breaks write-off`, `ledger_engine.recon
     reference = "reference"       # optional: the field given the write-off's request id
     description = "description"   # optional: the field given the person's note
 
+A source's `currency` and `precision` are the unit its amounts are in: where its table declares
+a unit (`declare_state(..., unit="EUR/2")`), they must be that unit.
+
 Where a source gives neither `account` nor `accounts`, the statement's account ids are the
 ledger's keys themselves. Every key is checked when the file is read, and a mistake (a typo in
 a key, an unknown format, a CSV layout without an amount column) raises `SourcesError` naming
@@ -56,6 +59,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ledger_engine.core.money import Unit
 from ledger_engine.core.naming import label_problem, sql_identifier
 from ledger_engine.errors import SourcesError
 from ledger_engine.reconcile.rules import Rule, parse_rules
@@ -175,8 +179,8 @@ def load_sources(
     streams: Mapping[str, Any] | None = None,
 ) -> Sources:
     """Read and check the declaration file at `path`. With `tables` (a ledger's declared
-    tables), each source's table must be one of them; with `streams`, each write-off's
-    stream."""
+    tables), each source's table must be one of them, and its currency and precision the
+    table's unit where it declares one; with `streams`, each write-off's stream."""
     raw = Path(path).read_bytes()
     try:
         document = tomllib.loads(raw.decode("utf-8"))
@@ -225,6 +229,9 @@ def _source(
     precision = body.get("precision")
     if not isinstance(precision, int) or isinstance(precision, bool) or not 0 <= precision <= 18:
         raise SourcesError(f"{where}: precision must be a whole number from 0 to 18")
+    currency = _text(where, body, "currency")
+    if tables is not None:
+        _check_unit(where, table, getattr(tables[table], "unit", None), currency, precision)
     account = body.get("account")
     if account is not None and (not isinstance(account, str) or not account):
         raise SourcesError(f"{where}: account must be a ledger key (text)")
@@ -245,7 +252,7 @@ def _source(
         name=name,
         format=fmt,
         table=table,
-        currency=_text(where, body, "currency"),
+        currency=currency,
         precision=precision,
         account=account,
         accounts=dict(accounts),
@@ -253,6 +260,18 @@ def _source(
         rules=parse_rules(where, body.get("rules", [])),
         write_off=_write_off(f"{where} [write_off]", body.get("write_off"), streams),
     )
+
+
+def _check_unit(where: str, table: str, unit: Unit | None, currency: str, precision: int) -> None:
+    """A source's amounts are the table's: where the table declares its unit
+    (`ledger_engine.core.money`), the source's currency and precision must be that unit, or
+    every amount matched, every break and every stated balance would read in another."""
+    if unit is not None and (currency, precision) != (unit.code, unit.precision):
+        raise SourcesError(
+            f"{where}: currency {currency!r} with precision {precision} is not the unit of "
+            f"table {table!r}, which declares {unit} (currency {unit.code!r}, precision "
+            f"{unit.precision}): its statements must be in the table's unit"
+        )
 
 
 def _write_off(where: str, body: Any, streams: Mapping[str, Any] | None) -> WriteOffStream | None:

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.errors import SourcesError
 from ledger_engine.reconcile.sources import Source, load_sources, parse_sources
+from tests.support.apps.simple_trade import build_ledger as build_simple_trade
 
 DECLARATION = """
 version = 1
@@ -219,3 +221,28 @@ def test_the_banks_declared_rules_are_those_its_demo_statements_are_generated_fo
     (source,) = load_sources(path, ledger.tables).sources.values()
     assert (source.name, source.format, source.table) == ("Main bank", "camt053", "accounts")
     assert source.rules == default_rules()
+
+
+# --- The source's unit is its table's ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("currency", "precision"), [("USD", 2), ("EUR", 3), ("EUR", 0), ("eur", 2)]
+)
+def test_a_source_in_another_unit_than_its_table_declares_is_refused(currency, precision):
+    document = _csv_source(currency=currency, precision=precision)
+    with pytest.raises(
+        SourcesError,
+        match=rf"source 's': currency '{currency}' with precision {precision} is not the unit"
+        r" of table 'accounts', which declares EUR/2",
+    ):
+        parse_sources(document, tables=build_ledger().tables)
+
+
+def test_a_source_in_its_tables_unit_or_against_a_table_without_one_is_taken():
+    (source,) = parse_sources(_csv_source(), tables=build_ledger().tables).values()
+    assert (source.currency, source.precision) == ("EUR", 2)
+    # The simple trade example's accounts hold plain integers: any unit of a source is its own.
+    document = _csv_source(currency="JPY", precision=0)
+    (source,) = parse_sources(document, tables=build_simple_trade().tables).values()
+    assert (source.currency, source.precision) == ("JPY", 0)
