@@ -10,10 +10,10 @@ record's own account: a file Spark planned into a batch that failed is not taken
 next run does take it).
 
 A file that lands while a run is going may be taken by that run and still fire (it was not
-committed when the trigger looked): the run it starts finds nothing new, commits no batch and
-pays for a Spark session. The settings, the ledger and the database are opened inside the
-triggerer when the trigger first looks (the DAG processor imports this module to build the
-watcher).
+committed when the trigger looked): the run it starts finds nothing new and commits no batch,
+without starting Spark (`pipeline.job.run_pipeline` looks first). The settings, the ledger and
+the database are opened inside the triggerer when the trigger first looks (the DAG processor
+imports this module to build the watcher).
 """
 
 from __future__ import annotations
