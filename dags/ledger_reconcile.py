@@ -84,10 +84,12 @@ def reconcile_statements() -> dict[str, Any]:
 
 @task(execution_timeout=timedelta(minutes=30))
 def write_reconciliation_page(run_ids: list[int]) -> dict[str, Any]:
-    """Write the HTML page of the runs just recorded."""
+    """Write the HTML page of the runs just recorded, naming this task of this DAG run."""
+    from ledger_engine.audit.report.provenance import Provenance
     from ledger_engine.reconcile.dag_tasks import page_task
 
-    return page_task(run_ids, _origin(), log)
+    ti = get_current_context()["ti"]
+    return page_task(run_ids, Provenance.from_airflow(ti.dag_id, ti.run_id, ti.task_id), log)
 
 
 @ledger_dag(

@@ -126,21 +126,38 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     _print_run(report)
     if not args.audit:
         return 0
-    audit_report, page = _audit(settings)
+    audit_report, page = _audit(settings, _written_by("ledger run --audit"), run=_added(report))
     _print_audit(audit_report, page)
     return 0 if audit_report.passed else 1
 
 
-def _audit(settings: Settings, full: bool = False, ledger=None):
+def _written_by(command: str):
+    """The provenance of the pages `command` writes: it, on this host, by this user."""
+    from ledger_engine.audit.report.provenance import Provenance
+
+    return Provenance.from_command(command)
+
+
+def _added(report):
+    """The batches a pipeline run (its `PipelineReport`) committed, for its audit's page."""
+    from ledger_engine.audit.report.provenance import BatchSpan, RunBatches
+
+    return RunBatches(BatchSpan.covering(b.batch_id for b in report.batches if b.committed))
+
+
+def _audit(settings: Settings, written_by, full: bool = False, ledger=None, run=None):
     """The batch audit (the batches since the last passing audit), or the full audit, of
-    `ledger` (default: built once, from the settings, for the whole audit)."""
+    `ledger` (default: built once, from the settings, for the whole audit); its page says it
+    was `written_by` this command, and which batches the pipeline `run` before it added."""
     from ledger_engine.audit.runner import run_audits
     from ledger_engine.pipeline.faults import FaultSwitch
 
     what = "full audit" if full else "batch audit"
     faults = FaultSwitch.from_setting(settings.fault)
     with console.status(f"running the {what}: Merkle trees, hash chain, Great Expectations"):
-        return run_audits(settings, ledger=ledger, faults=faults, full=full)
+        return run_audits(
+            settings, ledger=ledger, faults=faults, full=full, written_by=written_by, run=run
+        )
 
 
 def _print_audit(report, page) -> None:
@@ -166,7 +183,8 @@ def _print_audit(report, page) -> None:
 def cmd_audit(settings: Settings, args: argparse.Namespace) -> int:
     """Audit the batches committed since the last passing audit (with --full: the whole
     ledger); exit 1 if any check fails."""
-    report, page = _audit(settings, full=args.full)
+    command = "ledger audit --full" if args.full else "ledger audit"
+    report, page = _audit(settings, _written_by(command), full=args.full)
     _print_audit(report, page)
     return 0 if report.passed else 1
 
@@ -259,17 +277,18 @@ def cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
     )
     run_report = _run(settings, expected_events=count)
     _print_run(run_report)
-    audit_report, page = _audit(settings, ledger=ledger)
+    written_by = _written_by("ledger demo")  # its audit page and its reconciliation page
+    audit_report, page = _audit(settings, written_by, ledger=ledger, run=_added(run_report))
     _print_audit(audit_report, page)
-    _demo_reconciliation(settings, ledger)
+    _demo_reconciliation(settings, ledger, written_by)
     console.print(f"demo finished in {time.perf_counter() - started:.1f} s")
     _print_next_steps(ledger)
     return 0 if audit_report.passed else 1
 
 
-def _demo_reconciliation(settings: Settings, ledger) -> None:
+def _demo_reconciliation(settings: Settings, ledger, written_by) -> None:
     """Where the ledger declares statement sources: land a day's statement with a few
-    differences, reconcile it, and show the breaks."""
+    differences, reconcile it, and show the breaks; its page was `written_by` the demo."""
     try:
         sources = _sources(settings, ledger)
     except FileNotFoundError:
@@ -277,7 +296,7 @@ def _demo_reconciliation(settings: Settings, ledger) -> None:
     _land_demo_statement(settings, ledger, sources, datetime.now(UTC).strftime("%Y%m%d%H%M%S"))
     report = _reconcile(settings, ledger, sources, dry_run=False)
     _print_reconciliation(report, dry_run=False)
-    _reconciliation_page(settings, ledger, sources, report, origin=f"ledger demo ({_who()})")
+    _reconciliation_page(settings, ledger, sources, report, written_by)
     console.print(
         "open breaks: ledger breaks; work one: ledger breaks match ID ID --note TEXT, or"
         " ledger breaks write-off ID --note TEXT; reconcile new statements: ledger reconcile",
@@ -350,8 +369,7 @@ def cmd_reconcile(settings: Settings, args: argparse.Namespace) -> int:
     report = _reconcile(settings, ledger, sources, dry_run=args.dry_run)
     _print_reconciliation(report, dry_run=args.dry_run)
     if not args.dry_run:
-        origin = f"ledger reconcile ({_who()})"
-        _reconciliation_page(settings, ledger, sources, report, origin=origin)
+        _reconciliation_page(settings, ledger, sources, report, _written_by("ledger reconcile"))
     return 0
 
 
@@ -370,8 +388,9 @@ def _reconcile(settings: Settings, ledger, sources, *, dry_run: bool):
         )
 
 
-def _reconciliation_page(settings: Settings, ledger, sources, report, *, origin: str) -> None:
-    """Write the page of the runs `report` recorded beside the audit pages; print its path."""
+def _reconciliation_page(settings: Settings, ledger, sources, report, written_by) -> None:
+    """Write the page of the runs `report` recorded beside the audit pages, saying it was
+    `written_by` this command; print its path."""
     from ledger_engine.audit.report.reconciliation import write_reconciliation_page
     from ledger_engine.store.database import open_views
 
@@ -380,7 +399,7 @@ def _reconciliation_page(settings: Settings, ledger, sources, report, *, origin:
     engine = open_views(settings, ledger)  # migrated by the run that just recorded
     try:
         page = write_reconciliation_page(
-            settings.reports, engine, run_ids, origin=origin, money=money
+            settings.reports, engine, run_ids, written_by=written_by, money=money
         )
     finally:
         engine.dispose()

@@ -26,6 +26,7 @@ from airflow.sdk import (
     TriggerRule,
     XComArg,
     dag,
+    get_current_context,
     task,
 )
 
@@ -154,7 +155,10 @@ def audit_report(
     def write_audit_report(upstream: dict[str, dict[str, Any] | None]) -> dict[str, Any]:
         # `upstream`: each task before this one -> its output, None when it did not succeed.
         from ledger_engine.audit.dag_tasks import report_task
+        from ledger_engine.audit.report.provenance import Provenance
 
-        return report_task(kind, part_tasks, upstream, log, pipeline_task=pipeline_task)
+        ti = get_current_context()["ti"]
+        written_by = Provenance.from_airflow(ti.dag_id, ti.run_id, ti.task_id)
+        return report_task(kind, part_tasks, upstream, log, written_by, pipeline_task)
 
     return write_audit_report({output.operator.task_id: output for output in before})

@@ -26,6 +26,7 @@ from sqlalchemy import Engine
 
 from ledger_engine.apps import load_ledger
 from ledger_engine.audit.findings import AuditScope, CheckResult
+from ledger_engine.audit.report.provenance import Provenance, RunBatches
 from ledger_engine.audit.runner import (
     AuditPart,
     conclude,
@@ -157,17 +158,21 @@ def report_task(
     parts: Sequence[tuple[str, str]],
     upstream: Mapping[str, Any],
     log: logging.Logger,
+    written_by: Provenance,
     pipeline_task: str | None = None,
 ) -> dict[str, Any]:
     """The body of an audit's report task. `parts` are (part, the task that ran it);
     `upstream` maps every task before this one to its return value (None: it did not
-    succeed); `pipeline_task`, if given, is the task that committed the batches: its failure is
-    shown on the page as a check of its own, and takes no part in the mark."""
+    succeed); `written_by` is this task of its DAG run, which the page names;
+    `pipeline_task`, if given, is the task that committed the batches: the page names the
+    batches it added (from its summary), or shows its failure as a check of its own, which
+    takes no part in the mark."""
     from airflow.sdk import get_current_context
 
     ti = get_current_context()["ti"]
     not_succeeded = [task_id for task_id, output in upstream.items() if output is None]
     extra = []
+    run = RunBatches.from_summary(upstream.get(pipeline_task)) if pipeline_task else None
     if pipeline_task is not None and upstream.get(pipeline_task) is None:
         # Say so on the page too: what is audited may miss landed events.
         finding = "the task failed: see its log in Airflow; what did commit is audited below"
@@ -175,7 +180,14 @@ def report_task(
         extra.append(CheckResult("pipeline", name, False, (finding,)))
     with _opened(kind, log) as audit:
         gathered = [_gathered(ti, part, task_id, audit) for part, task_id in parts]
-        report, page, mark = conclude(audit.engine, gathered, audit.settings.reports, extra)
+        report, page, mark = conclude(
+            audit.engine,
+            gathered,
+            audit.settings.reports,
+            extra,
+            written_by=written_by,
+            run=run,
+        )
     log.info("audit report: %s (index: %s)", page, page.parent / "index.html")
     if mark is not None:
         log.info("audit mark: batches %d to %d proven", mark.first_batch, mark.audited_through)

@@ -31,6 +31,7 @@ from sqlalchemy import Engine
 from ledger_engine.apps import load_ledger
 from ledger_engine.audit.findings import BATCHES, FULL, AuditReport, AuditScope, CheckResult
 from ledger_engine.audit.report import write_report
+from ledger_engine.audit.report.provenance import Provenance, RunBatches
 from ledger_engine.audit.scope import Mark, OpenMark, begin_mark, narrowest, read_scope, record_mark
 from ledger_engine.audit.verify import verify_ledger
 from ledger_engine.config import Settings
@@ -130,12 +131,16 @@ def conclude(
     reports_dir: Path,
     extra: Sequence[CheckResult] = (),
     opened: OpenMark | None = None,
+    *,
+    written_by: Provenance | None = None,
+    run: RunBatches | None = None,
 ) -> tuple[AuditReport, Path, Mark | None]:
     """End an audit made of `parts`: record its mark if every check of every part passed (in
     `opened`, the mark's transaction begun beside the last part, if given; it is abandoned
     otherwise), then write the report (`extra` checks, such as the pipeline's, shown first;
-    they take no part in the mark). Returns the report, the path of its page and the mark
-    (None: none left)."""
+    they take no part in the mark), saying who wrote it (`written_by`) and which batches the
+    pipeline run before the audit added (`run`, if one did). Returns the report, the path of
+    its page and the mark (None: none left)."""
     scope = narrowest(s for s, _ in parts)
     checks = [check for _, part_checks in parts for check in part_checks]
     mark = None
@@ -147,7 +152,8 @@ def conclude(
     elif opened is not None:
         opened.abandon()
     report = AuditReport([*extra, *checks], scope)
-    return report, write_report(engine, report, reports_dir), mark
+    page = write_report(engine, report, reports_dir, written_by=written_by, run=run)
+    return report, page, mark
 
 
 def raise_on_failure(checks: list[CheckResult]) -> None:
@@ -165,19 +171,30 @@ def run_audits(
     expectations_root: Path | None = None,
     faults: FaultSwitch = NO_FAULTS,
     full: bool = False,
+    written_by: Provenance | None = None,
+    run: RunBatches | None = None,
 ) -> tuple[AuditReport, Path]:
     """The batch audit (the full audit with `full`): its Merkle and chain part, its Great
     Expectations part, its mark if both passed, and the HTML report; returns the report and the
     path of its page. `ledger` (default: built once from the settings) serves every part and
-    the store opened when no `engine` is given."""
+    the store opened when no `engine` is given. The page says who wrote it (`written_by`: the
+    command) and what the pipeline run before the audit added (`run`, if one did)."""
     ledger = ledger or load_ledger(settings.app)
-    if engine is not None:
-        return _audit(settings, ledger, engine, expectations_root, faults, full)
-    opened_here = open_store(settings, ledger)
+    opened_here = open_store(settings, ledger) if engine is None else None
     try:
-        return _audit(settings, ledger, opened_here, expectations_root, faults, full)
+        return _audit(
+            settings,
+            ledger,
+            engine or opened_here,
+            expectations_root,
+            faults,
+            full,
+            written_by=written_by,
+            run=run,
+        )
     finally:
-        opened_here.dispose()  # its connections are this call's alone
+        if opened_here is not None:
+            opened_here.dispose()  # its connections are this call's alone
 
 
 def _audit(
@@ -187,6 +204,9 @@ def _audit(
     expectations_root: Path | None,
     faults: FaultSwitch,
     full: bool,
+    *,
+    written_by: Provenance | None,
+    run: RunBatches | None,
 ) -> tuple[AuditReport, Path]:
     kind = FULL if full else BATCHES
     # The two parts read the same committed batches on connections of their own and share
@@ -219,15 +239,23 @@ def _audit(
             if opened is not None:
                 opened.abandon()
             raise
-    report, page, _ = _timed(
-        seconds, "mark and report", conclude, engine, parts, settings.reports, opened=opened
+    report, path, _ = _timed(
+        seconds,
+        "mark and report",
+        conclude,
+        engine,
+        parts,
+        settings.reports,
+        opened=opened,
+        written_by=written_by,
+        run=run,
     )
     report.seconds.update(seconds)
-    return report, page
+    return report, path
 
 
 def _timed(
-    seconds: dict[str, float], part: str, run: Callable[..., T], *args: Any, **kwargs: Any
+    seconds: dict[str, float], part: str, run: Callable[..., T], /, *args: Any, **kwargs: Any
 ) -> T:
     """`run(*args, **kwargs)`, its wall seconds recorded in `seconds[part]`."""
     started = time.perf_counter()

@@ -33,9 +33,14 @@ def micro_batches_task(run_id: str, dag_id: str, log: logging.Logger) -> dict[st
 
 
 def run_summary(report: PipelineReport) -> dict[str, Any]:
-    """What a pipeline run did, as plain numbers."""
+    """What a pipeline run did, as plain numbers; `first_batch` and `last_batch` are the ids
+    of the batches it committed (consecutive; None when it committed none), which the audit
+    page of the run names."""
+    committed = [b.batch_id for b in report.batches if b.committed]
     return {
-        "batches": sum(1 for b in report.batches if b.committed),
+        "batches": len(committed),
+        "first_batch": min(committed, default=None),
+        "last_batch": max(committed, default=None),
         "replayed_batches": sum(1 for b in report.batches if not b.committed),
         "ingested": report.total("ingested"),
         "applied": report.total("applied"),

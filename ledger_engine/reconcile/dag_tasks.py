@@ -20,6 +20,7 @@ from collections import Counter
 from typing import Any
 
 from ledger_engine.apps import load_ledger
+from ledger_engine.audit.report.provenance import Provenance
 from ledger_engine.config import Settings
 from ledger_engine.reconcile.job import declared_sources, run_reconciliation
 from ledger_engine.reconcile.run import ReconcileReport
@@ -76,9 +77,9 @@ def reconcile_summary(report: ReconcileReport) -> dict[str, Any]:
     }
 
 
-def page_task(run_ids: list[int], origin: str, log: logging.Logger) -> dict[str, Any]:
-    """Write the reconciliation page of the runs `run_ids` (a DAG run's, named `origin` on
-    the page) under the reports folder; return its path."""
+def page_task(run_ids: list[int], written_by: Provenance, log: logging.Logger) -> dict[str, Any]:
+    """Write the reconciliation page of the runs `run_ids` (a DAG run's: its task
+    `written_by`, which the page names) under the reports folder; return its path."""
     from ledger_engine.audit.report.reconciliation import write_reconciliation_page
     from ledger_engine.store.database import open_views
 
@@ -88,7 +89,7 @@ def page_task(run_ids: list[int], origin: str, log: logging.Logger) -> dict[str,
     engine = open_views(settings, ledger)
     try:
         page = write_reconciliation_page(
-            settings.reports, engine, run_ids, origin=origin, money=_money(sources)
+            settings.reports, engine, run_ids, written_by=written_by, money=_money(sources)
         )
     finally:
         engine.dispose()

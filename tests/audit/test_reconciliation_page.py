@@ -24,6 +24,7 @@ from sqlalchemy import Engine, text
 from ledger_engine.audit.findings import AuditReport, CheckResult
 from ledger_engine.audit.report import render_index, write_report
 from ledger_engine.audit.report.formats import amount_text
+from ledger_engine.audit.report.provenance import Provenance
 from ledger_engine.audit.report.reconciliation import write_reconciliation_page
 from ledger_engine.audit.report.reconciliation_queries import UnknownRuns
 from ledger_engine.config import PROJECT_ROOT
@@ -46,7 +47,8 @@ from tests.support.statements import Entry, Statement, camt053_document
 ARTIFACTS = PROJECT_ROOT / "test-artifacts" / "reconciliation-page"
 HOSTILE = "<img src=x onerror=alert(1)>"  # the provider's name: names are labels
 HOSTILE_REFERENCE = "<script>alert('x')</script>"
-ORIGIN = "ledger reconcile (pytest@<b>host</b>)"
+WRITTEN_BY = Provenance.from_command("ledger reconcile", host="<b>host</b>", user="pytest")
+ORIGIN = "ledger reconcile (pytest@<b>host</b>)"  # as the page and the index say who wrote it
 
 # --- The reconciliation: a bank and a provider, a break of every reason --------------------
 
@@ -154,7 +156,7 @@ def recorded(
     events = tmp_path_factory.mktemp("events")
     write_off(engine, SOURCES, events, break_id, who="pytest", note="the bank's fee")
     reports = tmp_path_factory.mktemp("reports")
-    page = write_reconciliation_page(reports, engine, run_ids, origin=ORIGIN, money=MONEY)
+    page = write_reconciliation_page(reports, engine, run_ids, written_by=WRITTEN_BY, money=MONEY)
     yield Recorded(engine, run_ids, reports, page)
     engine.dispose()
 
@@ -302,7 +304,9 @@ def test_the_oldest_open_breaks_come_first_with_their_amounts(recorded: Recorded
     assert f"Amounts of {HOSTILE} are in minor units" in page.text
 
     fewer = read_page(
-        write_reconciliation_page(tmp_path, recorded.engine, recorded.run_ids, origin="t", oldest=3)
+        write_reconciliation_page(
+            tmp_path, recorded.engine, recorded.run_ids, written_by=WRITTEN_BY, oldest=3
+        )
     )
     assert [int(row[0]) for row in fewer.body_rows("oldest-breaks")] == [i for i, _ in oldest[:3]]
     assert "The oldest 3 of 6 open breaks" in fewer.text
@@ -346,9 +350,11 @@ def test_the_index_lists_each_reconciliation_beside_the_audit_runs(
     audit = write_report(
         recorded.engine, AuditReport([CheckResult("merkle", "batch hash chain", True)]), tmp_path
     )
-    first = write_reconciliation_page(tmp_path, recorded.engine, recorded.run_ids, origin="one")
+    first = write_reconciliation_page(
+        tmp_path, recorded.engine, recorded.run_ids, written_by=WRITTEN_BY
+    )
     second = write_reconciliation_page(
-        tmp_path, recorded.engine, recorded.run_ids, origin=ORIGIN, money=MONEY
+        tmp_path, recorded.engine, recorded.run_ids, written_by=WRITTEN_BY, money=MONEY
     )
 
     index = read_page(tmp_path / "index.html")
@@ -356,7 +362,7 @@ def test_the_index_lists_each_reconciliation_beside_the_audit_runs(
     links = [a.attrs["href"] for a in index.find("a", inside="reconciliations")]
     assert links == [second.name, first.name]  # newest first
     row = index.body_rows("reconciliations")[0]
-    assert row[1:] == [f"{HOSTILE}, Main bank", "42.8%", "50.0%", "6", "6", "0", ORIGIN]
+    assert row[1:] == [f"{HOSTILE}, Main bank", "42.8%", "50.0%", "6", "6", "0", ORIGIN, "—"]
     for page in (first, second):
         assert "index.html" in [a.attrs["href"] for a in read_page(page).find("a")]
 
@@ -365,7 +371,7 @@ def test_a_reconciliation_with_nothing_to_match_reads_sensibly(engine: Engine, t
     report = reconcile(engine, SOURCES, tmp_path / "no statements", match, who="pytest")
     run_ids = [part.record.run_id for part in report.sources if part.record is not None]
 
-    path = write_reconciliation_page(tmp_path / "reports", engine, run_ids, origin=ORIGIN)
+    path = write_reconciliation_page(tmp_path / "reports", engine, run_ids, written_by=WRITTEN_BY)
     page = read_page(path)
 
     assert len(page.body_rows("runs")) == 2
@@ -379,10 +385,14 @@ def test_a_reconciliation_with_nothing_to_match_reads_sensibly(engine: Engine, t
     assert rendered.dom.find("rect") == []
     assert "nothing to match" in rendered.dom.text
 
-    nothing = read_page(write_reconciliation_page(tmp_path / "reports", engine, [], origin="t"))
+    nothing = read_page(
+        write_reconciliation_page(tmp_path / "reports", engine, [], written_by=WRITTEN_BY)
+    )
     assert "Nothing was reconciled." in nothing.text
     with pytest.raises(UnknownRuns, match="999"):
-        write_reconciliation_page(tmp_path / "reports", engine, [*run_ids, 999], origin="t")
+        write_reconciliation_page(
+            tmp_path / "reports", engine, [*run_ids, 999], written_by=WRITTEN_BY
+        )
 
 
 # --- Money, and the index from summaries (in memory) --------------------------------------
@@ -425,9 +435,12 @@ def test_the_index_shows_what_a_reconciliations_summary_holds_and_dashes_for_the
     index = Page(markup)
 
     assert index.body_rows("reconciliations") == [
-        ["2026-11-02 07:08:09 UTC", f"Main bank, {HOSTILE}", "99.9%", "—", "1", "1", "2", HOSTILE],
-        ["2026-11-01 00:00:00 UTC", *["—"] * 7],
-        [f"reconciliation-{HOSTILE}", *["—"] * 7],
+        [
+            "2026-11-02 07:08:09 UTC",
+            *[f"Main bank, {HOSTILE}", "99.9%", "—", "1", "1", "2", HOSTILE, "—"],
+        ],
+        ["2026-11-01 00:00:00 UTC", *["—"] * 8],
+        [f"reconciliation-{HOSTILE}", *["—"] * 8],
     ]
     assert [a.attrs["href"] for a in index.find("a", inside="reconciliations")] == [
         p.name for p, _ in pages

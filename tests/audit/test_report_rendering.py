@@ -303,7 +303,8 @@ def test_a_link_cannot_break_out_of_its_attribute() -> None:
 def test_a_link_of_another_scheme_than_file_or_http_is_dropped(link: str) -> None:
     page = page_of(AuditReport([failed("accounts fold", "x", link=link)]))
 
-    assert hrefs(page) == [INDEX_NAME, "#failure-0", INDEX_NAME]
+    own_row = f"{INDEX_NAME}#audit-20240506T070809123456Z"  # the page's row of the index
+    assert hrefs(page) == [INDEX_NAME, own_row, "#failure-0", INDEX_NAME]
     assert "Data Docs" not in page.text
 
 
@@ -523,17 +524,19 @@ def test_the_index_lists_each_run_with_its_verdict_counts_and_scope() -> None:
     assert "4 audit runs, newest first" in page.text
     assert hrefs(page, inside="runs") == [path.name for path, _ in runs]
     counts = ["2", "12,345", "12,000", "300", "45"]
+    unsaid = ["—"] * 3  # who wrote it, what its run added, its reconciliations: not in these
     assert page.body_rows("runs") == [
-        ["2024-05-06 07:08:09 UTC", "passed", "4", *counts, "full"],
+        ["2024-05-06 07:08:09 UTC", "passed", "4", *counts, "full", *unsaid],
         [
             "2024-05-06 06:00:00 UTC",
             "2 failed (Great Expectations, Pipeline run)",
             "4",
             *counts,
             "batches 3–7",
+            *unsaid,
         ],
-        ["2024-05-05 00:00:00 UTC", "passed", "—", *counts, "—"],
-        ["2024-05-04 00:00:00 UTC", *["—"] * 8],
+        ["2024-05-05 00:00:00 UTC", "passed", "—", *counts, "—", *unsaid],
+        ["2024-05-04 00:00:00 UTC", *["—"] * 11],
     ]
 
 

@@ -17,8 +17,15 @@ from urllib.parse import urlsplit
 
 from ledger_engine.audit.findings import FULL, AuditReport, AuditScope, CheckResult
 from ledger_engine.audit.report.formats import MISSING, utc_time
-from ledger_engine.audit.report.naming import page_created
-from ledger_engine.audit.report.queries import BatchRow, LedgerView
+from ledger_engine.audit.report.links import LINKS_SHOWN, index_anchor, row_id
+from ledger_engine.audit.report.naming import (
+    PAGE_PREFIX,
+    RECONCILIATION_PREFIX,
+    page_created,
+    page_name,
+)
+from ledger_engine.audit.report.provenance import BatchSpan, Provenance, RunBatches
+from ledger_engine.audit.report.queries import BatchRow, LedgerView, Totals
 
 MAX_FINDINGS = 10  # findings shown per failed check
 TILE_FAILURES = 5  # failed checks named on a suite's status tile; the rest are counted
@@ -64,6 +71,42 @@ def safe_link(check: CheckResult) -> Link | None:
     if not check.link or urlsplit(check.link).scheme.lower() not in _LINK_SCHEMES:
         return None
     return Link(check.link, _LINK_TEXTS.get(check.suite, "details"))
+
+
+@dataclass(frozen=True)
+class LinkList:
+    """Links to other pages of the report: the first `LINKS_SHOWN`, and how many are left."""
+
+    shown: list[Link]
+    more: int
+
+
+def link_list(pages: Sequence[Path], prefix: str) -> LinkList:
+    """Links to `pages` (pages of a kind named by `prefix`, in the same folder: each by its
+    name, read as its time)."""
+    shown = [Link(page.name, _page_time(page, prefix)) for page in pages[:LINKS_SHOWN]]
+    return LinkList(shown, len(pages) - len(shown))
+
+
+@dataclass(frozen=True)
+class PageOrigin:
+    """Where a page comes from: who wrote it (None: not said, as by a caller of the library),
+    the pages of the other kind about the same batches written before it (`earlier`), and
+    its row of the index (`index_row`), which lists those written after it too."""
+
+    written_by: Provenance | None
+    earlier: LinkList
+    index_row: str
+
+
+def page_origin(
+    written_by: Provenance | None, linked: Sequence[Path], created: datetime, prefix: str
+) -> PageOrigin:
+    """The `PageOrigin` of the page of kind `prefix` written at `created`; `linked` are pages
+    of the other kind (`links.linked`)."""
+    other = RECONCILIATION_PREFIX if prefix == PAGE_PREFIX else PAGE_PREFIX
+    row = index_anchor(Path(page_name(created, prefix)))
+    return PageOrigin(written_by, link_list(linked, other), row)
 
 
 # --- A run's page --------------------------------------------------------------------------
@@ -165,6 +208,43 @@ class ChainHead:
 
 
 @dataclass(frozen=True)
+class BatchesView:
+    """The batches an audit page is about: those the pipeline run before the audit added
+    (`by_run`), or else those the audit covered; `span` None when there are none, `totals`
+    their sums."""
+
+    by_run: bool
+    span: BatchSpan | None
+    totals: Totals | None
+
+
+def batches_view(
+    run: RunBatches | None, scope: AuditScope | None, totals: Totals | None
+) -> BatchesView | None:
+    """What an audit page says of its batches: the run's (`run` given), else the scope's
+    (None without a scope either); `totals` are the sums over the span."""
+    if run is not None:
+        return BatchesView(True, run.span, totals if run.span is not None else None)
+    if scope is None:
+        return None
+    span = BatchSpan.between(scope.first_batch, scope.last_batch)
+    return BatchesView(False, span, totals if span is not None else None)
+
+
+def batches_summary(batches: BatchesView | None) -> dict[str, Any] | None:
+    """What a page's summary keeps of its batches (the index's "added" column reads it)."""
+    if batches is None:
+        return None
+    totals = batches.totals
+    return {
+        "by": "run" if batches.by_run else "scope",
+        **(batches.span.to_dict() if batches.span else {"first_batch": None, "last_batch": None}),
+        "batches": totals.batches if totals else 0,
+        "events": totals.ingested if totals else 0,
+    }
+
+
+@dataclass(frozen=True)
 class PageContext:
     """Everything a run's page shows."""
 
@@ -178,10 +258,22 @@ class PageContext:
     view: LedgerView
     chart_data: dict[str, Any]  # what the page's script draws
     chart_grouped: bool  # whether a chart point stands for several consecutive batches
+    origin: PageOrigin
+    batches: BatchesView | None  # None: neither a pipeline run's nor an audit's scope is known
 
 
-def page_context(report: AuditReport, view: LedgerView, created: datetime) -> PageContext:
-    """What the page of `report` shows, with `view` of the ledger, written at `created`."""
+def page_context(
+    report: AuditReport,
+    view: LedgerView,
+    created: datetime,
+    *,
+    written_by: Provenance | None = None,
+    batches: BatchesView | None = None,
+    linked: Sequence[Path] = (),
+) -> PageContext:
+    """What the page of `report` shows, with `view` of the ledger, written at `created` by
+    `written_by`, about `batches`; `linked` are the reconciliation pages about them already
+    written (`links.linked`)."""
     checks = _check_views(report.checks)
     failures = [c for c in checks if not c.passed]
     return PageContext(
@@ -195,6 +287,8 @@ def page_context(report: AuditReport, view: LedgerView, created: datetime) -> Pa
         view=view,
         chart_data=chart_data(view),
         chart_grouped=any(p.grouped for p in view.throughput),
+        origin=page_origin(written_by, linked, created, PAGE_PREFIX),
+        batches=batches,
     )
 
 
@@ -274,6 +368,8 @@ class RunSummary:
     failed_suites: str  # the titles of the suites with a failed check, or ""
     counts: list[Any]  # the values of `INDEX_COUNTS`' keys, as read from the file
     audited: str
+    written_by: str  # who wrote the page, in a line ("—" when its summary does not say)
+    added: str  # the batches the pipeline run before the audit added, in words, or "—"
 
 
 @dataclass(frozen=True)
@@ -283,12 +379,25 @@ class IndexRow:
     href: str
     time: str
     summary: RunSummary | None  # None for a page written without a summary
+    anchor: str  # the row's id, which its page links to
+    reconciliations: LinkList  # the reconciliation pages about the same batches
 
 
-def index_rows(pages: Sequence[tuple[Path, Mapping[str, Any] | None]]) -> list[IndexRow]:
-    """The index's rows, in the order of `pages`."""
+def index_rows(
+    pages: Sequence[tuple[Path, Mapping[str, Any] | None]],
+    reconciliations: Mapping[str, Sequence[Path]] | None = None,
+) -> list[IndexRow]:
+    """The index's rows, in the order of `pages`; `reconciliations` maps a page's name to
+    the reconciliation pages it links to (`links.cross_links`)."""
+    linked = reconciliations or {}
     return [
-        IndexRow(page.name, _page_time(page), None if found is None else _run_summary(found))
+        IndexRow(
+            page.name,
+            _page_time(page),
+            None if found is None else _run_summary(found),
+            row_id(page),
+            link_list(linked.get(page.name, ()), RECONCILIATION_PREFIX),
+        )
         for page, found in pages
     ]
 
@@ -301,12 +410,35 @@ def _run_summary(summary: Mapping[str, Any]) -> RunSummary:
         failed_suites=", ".join(suite_title(s) for s in suites),
         counts=[summary.get(key) for _, key in INDEX_COUNTS],
         audited=_audited(summary.get("audit")),
+        written_by=written_by_text(summary),
+        added=_added(summary.get("added")),
     )
 
 
-def _page_time(page: Path) -> str:
+def written_by_text(summary: Mapping[str, Any]) -> str:
+    """An index cell: who wrote a page, from its summary (a summary written before pages
+    said so may hold only an `origin` line)."""
+    found = Provenance.from_dict(summary.get("written_by"))
+    if found is not None:
+        return found.describe()
+    return str(summary.get("origin") or MISSING)
+
+
+def _added(added: Any) -> str:
+    """An index cell: the batches the pipeline run before the audit added."""
+    if not isinstance(added, Mapping) or added.get("by") != "run":
+        return MISSING
+    span = BatchSpan.from_dict(added)
+    if span is None:
+        return "none"
+    events = added.get("events")
+    counted = f", {events:,} events" if isinstance(events, int) else ""
+    return f"{span.describe()}{counted}"
+
+
+def _page_time(page: Path, prefix: str = PAGE_PREFIX) -> str:
     """A page's time, from its name."""
-    created = page_created(page)
+    created = page_created(page, prefix)
     return utc_time(created) if created else page.stem
 
 

@@ -92,6 +92,12 @@ _TOTALS_SQL = text(
     " coalesce(sum(duplicates), 0) AS duplicates, coalesce(sum(changes), 0) AS changes"
     " FROM ledger_batches"
 )
+_SPAN_TOTALS_SQL = text(
+    "SELECT count(*) AS batches, coalesce(sum(events_ingested), 0) AS ingested,"
+    " coalesce(sum(applied), 0) AS applied, coalesce(sum(rejected), 0) AS rejected,"
+    " coalesce(sum(duplicates), 0) AS duplicates, coalesce(sum(changes), 0) AS changes"
+    " FROM ledger_batches WHERE batch_id BETWEEN :first AND :last"
+)
 _LATEST_SQL = text(
     "SELECT batch_id, committed_at, events_ingested AS ingested, applied, rejected, duplicates,"
     " changes, execute_seconds, commit_seconds, batch_hash, merkle_roots"
@@ -126,6 +132,13 @@ def read_ledger(
                 throughput=_throughput(conn, totals.batches, chart_points),
                 rejections=_rejections(conn),
             )
+
+
+def read_span(engine: Engine, first: int, last: int) -> Totals:
+    """Sums over the committed batches `first` to `last` (those a page is about)."""
+    with engine.connect() as conn:
+        found = conn.execute(_SPAN_TOTALS_SQL, {"first": first, "last": last}).one()
+        return Totals(**found._mapping)
 
 
 def _totals(conn: Connection) -> Totals:

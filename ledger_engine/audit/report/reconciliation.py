@@ -28,9 +28,12 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
+from ledger_engine.audit.report.links import audit_span, linked
 from ledger_engine.audit.report.naming import RECONCILIATION_PREFIX
+from ledger_engine.audit.report.provenance import Provenance
 from ledger_engine.audit.report.reconciliation_context import (
     ReconciliationContext,
+    read_anew,
     reconciliation_context,
     reconciliation_summary,
 )
@@ -40,7 +43,12 @@ from ledger_engine.audit.report.reconciliation_queries import (
     read_reconciliation,
 )
 from ledger_engine.audit.report.render import render_reconciliation
-from ledger_engine.audit.report.store import refresh_index, write_new_page, write_summary
+from ledger_engine.audit.report.store import (
+    read_summaries,
+    refresh_index,
+    write_new_page,
+    write_summary,
+)
 from ledger_engine.core.money import Unit
 
 
@@ -49,7 +57,7 @@ def write_reconciliation_page(
     engine: Engine,
     run_ids: Sequence[int],
     *,
-    origin: str,
+    written_by: Provenance,
     money: Mapping[str, tuple[str, int]] | None = None,
     oldest: int = OLDEST_BREAKS,
     drift_rows: int = DRIFT_ROWS,
@@ -57,8 +65,9 @@ def write_reconciliation_page(
     """Write the page of the reconciliation that recorded the runs `run_ids` into the folder
     `reports`, keep its summary beside it, refresh the index; return the page's path.
 
-    `origin` says who or what ran it ("ledger reconcile (user@host)", a DAG run's id);
-    `money` maps a source to its (currency, precision), for the amounts of its breaks and
+    `written_by` says who wrote it (the entry point: a `ledger` command, a DAG run's task);
+    the page links to the audit pages already written of the batches its runs read anew
+    (`links`). `money` maps a source to its (currency, precision), for the amounts of its breaks and
     balances; `oldest` is how many open breaks the page lists, `drift_rows` at most how many
     accounts its drift table lists. Raises `UnknownRuns` (a `ValueError`) for an id that no
     run has. No run ids (a ledger declaring no source) gives a page saying so.
@@ -66,9 +75,12 @@ def write_reconciliation_page(
     view = read_reconciliation(engine, run_ids, oldest=oldest, drift_rows=drift_rows)
     units = {source: Unit(c, p) for source, (c, p) in (money or {}).items()}
     reports.mkdir(parents=True, exist_ok=True)
+    audits = linked(read_anew(view), read_summaries(reports), audit_span)
 
     def context(created: datetime) -> ReconciliationContext:
-        return reconciliation_context(view, created, origin=origin, money=units)
+        return reconciliation_context(
+            view, created, written_by=written_by, linked=audits, money=units
+        )
 
     page, created = write_new_page(
         reports, RECONCILIATION_PREFIX, lambda created: render_reconciliation(context(created))

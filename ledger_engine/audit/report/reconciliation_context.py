@@ -15,8 +15,17 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from ledger_engine.audit.report.context import (
+    LinkList,
+    PageOrigin,
+    link_list,
+    page_origin,
+    written_by_text,
+)
 from ledger_engine.audit.report.formats import MISSING, share_text, utc_time
-from ledger_engine.audit.report.naming import RECONCILIATION_PREFIX, page_created
+from ledger_engine.audit.report.links import row_id
+from ledger_engine.audit.report.naming import PAGE_PREFIX, RECONCILIATION_PREFIX, page_created
+from ledger_engine.audit.report.provenance import BatchSpan, Provenance
 from ledger_engine.audit.report.reconciliation_queries import (
     AGE_EDGES,
     DriftRow,
@@ -180,7 +189,8 @@ class ReconciliationContext:
     """Everything a reconciliation page shows."""
 
     written: datetime
-    origin: str
+    origin: PageOrigin  # who wrote it, and the audits of the batches it read
+    batches: BatchSpan | None  # the batches its runs read anew (None: none)
     read_at: datetime  # the moment the open breaks' ages are measured at
     runs: list[RunView]
     sources: list[str]
@@ -207,19 +217,22 @@ def reconciliation_context(
     view: ReconciliationView,
     created: datetime,
     *,
-    origin: str,
+    written_by: Provenance,
+    linked: Sequence[Path] = (),
     money: Mapping[str, Unit] | None = None,
     age_edges: Sequence[int] = AGE_EDGES,
 ) -> ReconciliationContext:
-    """What the page of `view` shows, written at `created` by `origin`; `money` gives each
-    source's (currency, precision) where known."""
+    """What the page of `view` shows, written at `created` by `written_by`; `linked` are
+    the audit pages of the batches it read already written (`links.linked`); `money` gives
+    each source's (currency, precision) where known."""
     units = dict(money or {})
     reasons = _reasons(view)
     ages = _ages(view, age_edges)
     sides = _sides(view.runs)
     return ReconciliationContext(
         written=created,
-        origin=origin,
+        origin=page_origin(written_by, linked, created, RECONCILIATION_PREFIX),
+        batches=read_anew(view),
         read_at=view.read_at,
         runs=[_run_view(run, units.get(run.source)) for run in view.runs],
         sources=view.sources,
@@ -251,12 +264,24 @@ def chart_data(
     }
 
 
+def read_anew(view: ReconciliationView) -> BatchSpan | None:
+    """The batches the runs read anew: after each source's previous run, through its own
+    (one span: every run of one reconciliation reads through about the same newest batch)."""
+    if not view.runs:
+        return None
+    first = min(run.after_batch + 1 for run in view.runs)
+    return BatchSpan.between(first, max(run.through_batch for run in view.runs))
+
+
 def reconciliation_summary(page: ReconciliationContext, run_ids: Sequence[int]) -> dict:
-    """What the index keeps of a page, written beside it (`reconciliation_rows` reads it)."""
+    """What the index keeps of a page, written beside it (`reconciliation_rows` and `links`
+    read it)."""
     statement, ledger = page.sides
+    written_by = page.origin.written_by
     return {
         "created": page.written.isoformat(),
-        "origin": page.origin,
+        "written_by": written_by.to_dict() if written_by else None,
+        "batches": page.batches.to_dict() if page.batches else None,
         "run_ids": sorted(run_ids),
         "sources": page.sources,
         "statement_matched": statement.matched,
@@ -285,17 +310,25 @@ class ReconciliationIndexRow:
     open_breaks: Any  # as read from the file: a count, or anything else (shown as "—")
     opened: Any
     closed: Any
-    origin: str
+    written_by: str
+    anchor: str  # the row's id, which its page links to
+    audits: LinkList  # the audit pages of the batches it read
 
 
 def reconciliation_rows(
     pages: Sequence[tuple[Path, Mapping[str, Any] | None]],
+    audits: Mapping[str, Sequence[Path]] | None = None,
 ) -> list[ReconciliationIndexRow]:
-    """The index's rows of reconciliation pages, in the order of `pages`."""
-    return [_index_row(page, found or {}) for page, found in pages]
+    """The index's rows of reconciliation pages, in the order of `pages`; `audits` maps a
+    page's name to the audit pages it links to (`links.cross_links`)."""
+    linked = audits or {}
+    return [
+        _index_row(page, found or {}, link_list(linked.get(page.name, ()), PAGE_PREFIX))
+        for page, found in pages
+    ]
 
 
-def _index_row(page: Path, summary: Mapping[str, Any]) -> ReconciliationIndexRow:
+def _index_row(page: Path, summary: Mapping[str, Any], audits: LinkList) -> ReconciliationIndexRow:
     created = page_created(page, RECONCILIATION_PREFIX)
     sources = summary.get("sources")
     return ReconciliationIndexRow(
@@ -307,7 +340,9 @@ def _index_row(page: Path, summary: Mapping[str, Any]) -> ReconciliationIndexRow
         open_breaks=summary.get("open_breaks"),
         opened=summary.get("breaks_opened"),
         closed=summary.get("breaks_closed"),
-        origin=str(summary.get("origin") or MISSING),
+        written_by=written_by_text(summary),
+        anchor=row_id(page),
+        audits=audits,
     )
 
 

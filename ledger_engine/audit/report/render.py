@@ -22,9 +22,16 @@ from markupsafe import Markup
 
 from ledger_engine.audit.findings import AuditReport
 from ledger_engine.audit.report.assets import assets
-from ledger_engine.audit.report.context import INDEX_COUNTS, index_rows, page_context
+from ledger_engine.audit.report.context import (
+    INDEX_COUNTS,
+    BatchesView,
+    index_rows,
+    page_context,
+)
 from ledger_engine.audit.report.formats import FILTERS, MISSING
+from ledger_engine.audit.report.links import cross_links
 from ledger_engine.audit.report.naming import INDEX_NAME
+from ledger_engine.audit.report.provenance import Provenance
 from ledger_engine.audit.report.queries import LedgerView
 from ledger_engine.audit.report.reconciliation_context import (
     ReconciliationContext,
@@ -32,9 +39,20 @@ from ledger_engine.audit.report.reconciliation_context import (
 )
 
 
-def render_page(report: AuditReport, view: LedgerView, created: datetime) -> str:
-    """The HTML of one audit run's page."""
-    return _charted_page("page.html", page_context(report, view, created))
+def render_page(
+    report: AuditReport,
+    view: LedgerView,
+    created: datetime,
+    *,
+    written_by: Provenance | None = None,
+    batches: BatchesView | None = None,
+    linked: Sequence[Path] = (),
+) -> str:
+    """The HTML of one audit run's page (`context.page_context` says what the keywords are)."""
+    context = page_context(
+        report, view, created, written_by=written_by, batches=batches, linked=linked
+    )
+    return _charted_page("page.html", context)
 
 
 def render_reconciliation(page: ReconciliationContext) -> str:
@@ -60,15 +78,17 @@ Summaries = Sequence[tuple[Path, Mapping[str, Any] | None]]
 
 def render_index(pages: Summaries, reconciliations: Summaries = ()) -> str:
     """The HTML of the index: one row per audit page and one per reconciliation page (each
-    newest first, as given), each with its summary (None for a page written without one)."""
+    newest first, as given), each with its summary (None for a page written without one) and
+    its links to the pages of the other kind about the same batches (`links`)."""
     inline = assets()
+    to_reconciliations, to_audits = cross_links(pages, reconciliations)
     return _render(
         "index.html",
         policy=inline.index_policy,
         style=Markup(inline.style.source),
-        rows=index_rows(pages),
+        rows=index_rows(pages, to_reconciliations),
         counts=INDEX_COUNTS,
-        reconciliations=reconciliation_rows(reconciliations),
+        reconciliations=reconciliation_rows(reconciliations, to_audits),
     )
 
 

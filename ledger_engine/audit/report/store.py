@@ -23,6 +23,8 @@ from typing import Any
 from sqlalchemy import Engine
 
 from ledger_engine.audit.findings import AuditReport
+from ledger_engine.audit.report.context import BatchesView, batches_summary, batches_view
+from ledger_engine.audit.report.links import audit_span, linked, reconciliation_span
 from ledger_engine.audit.report.naming import (
     INDEX_NAME,
     PAGE_GLOB,
@@ -31,7 +33,14 @@ from ledger_engine.audit.report.naming import (
     page_name,
     summary_path,
 )
-from ledger_engine.audit.report.queries import CHART_POINTS, TABLE_BATCHES, LedgerView, read_ledger
+from ledger_engine.audit.report.provenance import Provenance, RunBatches
+from ledger_engine.audit.report.queries import (
+    CHART_POINTS,
+    TABLE_BATCHES,
+    LedgerView,
+    read_ledger,
+    read_span,
+)
 from ledger_engine.audit.report.render import render_index, render_page
 
 
@@ -40,22 +49,49 @@ def write_report(
     report: AuditReport,
     reports_dir: Path,
     *,
+    written_by: Provenance | None = None,
+    run: RunBatches | None = None,
     table_batches: int = TABLE_BATCHES,
     chart_points: int = CHART_POINTS,
 ) -> Path:
     """Write this audit run's page and its summary, refresh the index; return the page's path.
 
-    `table_batches`: how many of the latest batches the batch table lists; `chart_points`: at
-    most how many points the throughput chart has (see the package's docstring).
+    `written_by`: who wrote it (the entry point: a DAG run's task, a `ledger` command; None
+    for a caller that does not say); `run`: the batches the pipeline run before the audit
+    added, if a run came before it (else the page shows the batches the audit covered). The
+    page links to the reconciliation pages already written about the batches it audited
+    (`links`). `table_batches`: how many of the latest batches the batch table lists;
+    `chart_points`: at most how many points the throughput chart has (see the package's
+    docstring).
     """
     reports_dir.mkdir(parents=True, exist_ok=True)
     view = read_ledger(engine, table_batches=table_batches, chart_points=chart_points)
-    page, created = write_new_page(
-        reports_dir, PAGE_PREFIX, lambda created: render_page(report, view, created)
+    batches = _batches(engine, report, run)
+    scope = report.scope.to_dict() if report.scope else None
+    earlier = linked(
+        audit_span({"audit": scope}),
+        read_summaries(reports_dir, RECONCILIATION_GLOB),
+        reconciliation_span,
     )
-    write_summary(page, _summary(report, view, created))
+
+    def render(created: datetime) -> str:
+        return render_page(
+            report, view, created, written_by=written_by, batches=batches, linked=earlier
+        )
+
+    page, created = write_new_page(reports_dir, PAGE_PREFIX, render)
+    write_summary(page, _summary(report, view, created, written_by, batches))
     refresh_index(reports_dir)
     return page
+
+
+def _batches(engine: Engine, report: AuditReport, run: RunBatches | None) -> BatchesView | None:
+    """The batches the page is about (the run's, else the audit's scope), with their sums."""
+    found = batches_view(run, report.scope, None)
+    if found is None or found.span is None:
+        return found
+    totals = read_span(engine, found.span.first, found.span.last)
+    return batches_view(run, report.scope, totals)
 
 
 def write_summary(page: Path, summary: Mapping[str, Any]) -> None:
@@ -66,7 +102,9 @@ def write_summary(page: Path, summary: Mapping[str, Any]) -> None:
 def refresh_index(reports_dir: Path) -> None:
     """Rebuild the index from every page in `reports_dir` and their summaries."""
     with _locked(reports_dir):
-        index = render_index(_summaries(reports_dir), _summaries(reports_dir, RECONCILIATION_GLOB))
+        index = render_index(
+            read_summaries(reports_dir), read_summaries(reports_dir, RECONCILIATION_GLOB)
+        )
         _atomic_write(reports_dir / INDEX_NAME, index)
 
 
@@ -76,11 +114,19 @@ def latest_report(reports_dir: Path) -> Path | None:
     return pages[-1] if pages else None
 
 
-def _summary(report: AuditReport, view: LedgerView, created: datetime) -> dict[str, Any]:
-    """A run's verdict and counts, kept beside its page for the index (`context.index_rows`
-    reads these keys)."""
+def _summary(
+    report: AuditReport,
+    view: LedgerView,
+    created: datetime,
+    written_by: Provenance | None,
+    batches: BatchesView | None,
+) -> dict[str, Any]:
+    """A run's verdict and counts, who wrote it and its batches, kept beside its page for the
+    index (`context.index_rows` and `links` read these keys)."""
     return {
         "created": created.isoformat(),
+        "written_by": written_by.to_dict() if written_by else None,
+        "added": batches_summary(batches),
         "audit": report.scope.to_dict() if report.scope else None,
         "passed": report.passed,
         "checks": len(report.checks),
@@ -94,7 +140,7 @@ def _summary(report: AuditReport, view: LedgerView, created: datetime) -> dict[s
     }
 
 
-def _summaries(
+def read_summaries(
     reports_dir: Path, pattern: str = PAGE_GLOB
 ) -> list[tuple[Path, dict[str, Any] | None]]:
     """Every page of a kind (its file name `pattern`), newest first, with its summary (None
