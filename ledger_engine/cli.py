@@ -73,7 +73,8 @@ def _generate(settings: Settings, ledger, args: argparse.Namespace) -> tuple[lis
 EXIT_BUSY = 75
 
 
-def _run(settings: Settings, expected_events: int | None = None):
+def _run(settings: Settings, expected_events: int | None = None, spark=None):
+    """Run the pipeline (on `spark`, else on a session of its own) with a progress bar."""
     from ledger_engine.pipeline.job import run_pipeline
 
     with _progress() as progress:
@@ -89,7 +90,7 @@ def _run(settings: Settings, expected_events: int | None = None):
             who = holder.describe() if holder is not None else "another run"
             progress.update(task, description=f"waiting {waited:.0f} s for {who}")
 
-        report = run_pipeline(settings, on_batch=on_batch, on_wait=on_wait)
+        report = run_pipeline(settings, spark=spark, on_batch=on_batch, on_wait=on_wait)
     return report
 
 
@@ -275,26 +276,45 @@ def cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
         f" in {settings.inbox}",
         markup=False,
     )
-    run_report = _run(settings, expected_events=count)
-    _print_run(run_report)
-    written_by = _written_by("ledger demo")  # its audit page and its reconciliation page
-    audit_report, page = _audit(settings, written_by, ledger=ledger, run=_added(run_report))
-    _print_audit(audit_report, page)
-    _demo_reconciliation(settings, ledger, written_by)
+    # One Spark session for the demo's micro-batches and its reconciliation: a second one
+    # would cost a second start-up.
+    spark = _spark_session(settings)
+    try:
+        run_report = _run(settings, expected_events=count, spark=spark)
+        _print_run(run_report)
+        written_by = _written_by("ledger demo")  # its audit page and its reconciliation page
+        audit_report, page = _audit(settings, written_by, ledger=ledger, run=_added(run_report))
+        _print_audit(audit_report, page)
+        _demo_reconciliation(settings, ledger, written_by, spark)
+    finally:
+        spark.stop()
     console.print(f"demo finished in {time.perf_counter() - started:.1f} s")
     _print_next_steps(ledger)
     return 0 if audit_report.passed else 1
 
 
-def _demo_reconciliation(settings: Settings, ledger, written_by) -> None:
+def _spark_session(settings: Settings):
+    """A Spark session as the settings describe it, started with a status line."""
+    from ledger_engine.runtime.spark.session import build_session
+
+    with console.status("starting Spark"):
+        return build_session(
+            settings.spark_master,
+            driver_host=settings.spark_driver_host,
+            driver_memory=settings.spark_driver_memory,
+        )
+
+
+def _demo_reconciliation(settings: Settings, ledger, written_by, spark) -> None:
     """Where the ledger declares statement sources: land a day's statement with a few
-    differences, reconcile it, and show the breaks; its page was `written_by` the demo."""
+    differences, reconcile it on `spark`, and show the breaks; its page was `written_by` the
+    demo."""
     try:
         sources = _sources(settings, ledger)
     except FileNotFoundError:
         return  # this ledger reconciles against nothing
     _land_demo_statement(settings, ledger, sources, datetime.now(UTC).strftime("%Y%m%d%H%M%S"))
-    report = _reconcile(settings, ledger, sources, dry_run=False)
+    report = _reconcile(settings, ledger, sources, dry_run=False, spark=spark)
     _print_reconciliation(report, dry_run=False)
     _reconciliation_page(settings, ledger, sources, report, written_by)
     console.print(
@@ -379,12 +399,12 @@ def _sources(settings: Settings, ledger):
     return declared_sources(settings, ledger)
 
 
-def _reconcile(settings: Settings, ledger, sources, *, dry_run: bool):
+def _reconcile(settings: Settings, ledger, sources, *, dry_run: bool, spark=None):
     from ledger_engine.reconcile.job import run_reconciliation
 
     with console.status("reconciling: statements, matching on Spark, breaks"):
         return run_reconciliation(
-            settings, ledger, sources, who=f"ledger ({_who()})", dry_run=dry_run
+            settings, ledger, sources, who=f"ledger ({_who()})", dry_run=dry_run, spark=spark
         )
 
 

@@ -7,11 +7,16 @@ and a Spark session, runs `run.reconcile` with the Spark matcher, and closes wha
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ledger_engine.config import Settings
 from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.reconcile.run import ReconcileReport, reconcile
 from ledger_engine.reconcile.sources import Sources, load_sources
 from ledger_engine.store.database import ledger_schema, open_store
+
+if TYPE_CHECKING:  # Spark is imported by the job only when it runs
+    from pyspark.sql import SparkSession
 
 
 def declared_sources(settings: Settings, ledger: StreamingLedger) -> Sources:
@@ -30,10 +35,11 @@ def run_reconciliation(
     *,
     who: str,
     dry_run: bool = False,
+    spark: SparkSession | None = None,
 ) -> ReconcileReport:
-    """Reconcile every source of `ledger` on a Spark session (stopped afterwards only if
-    started here: a caller in the same process may hold one, which getOrCreate hands out
-    again)."""
+    """Reconcile every source of `ledger` on `spark`, or on a Spark session started here and
+    stopped afterwards (a caller in the same process may hold one, which getOrCreate hands
+    out again: that one is left running)."""
     from pyspark.sql import SparkSession
 
     from ledger_engine.reconcile.matching.spark import spark_matcher
@@ -41,8 +47,8 @@ def run_reconciliation(
 
     engine = open_store(settings, ledger)
     try:
-        started_here = SparkSession.getActiveSession() is None
-        spark = build_session(
+        started_here = spark is None and SparkSession.getActiveSession() is None
+        spark = spark or build_session(
             settings.spark_master,
             app_name="ledger-reconcile",
             driver_host=settings.spark_driver_host,
