@@ -47,4 +47,5 @@ def run_summary(report: PipelineReport) -> dict[str, Any]:
         "rejected": report.total("rejected"),
         "duplicates": report.total("duplicates"),
         "wall_seconds": round(report.wall_seconds, 3),
+        "spark_session_seconds": round(report.session_seconds, 3),
     }
