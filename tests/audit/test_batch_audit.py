@@ -210,7 +210,7 @@ IN_SCOPE = {
             ),
             "accounts total equals applied deposits and adjustments, in scope": (
                 "batch_id=1",
-                "difference=-5",
+                "difference='-0.05 EUR'",
             ),
             "merkle digests of accounts follow the change log": (
                 "batches 1 to 1 do not hash to the root recorded in batch 0",

@@ -132,7 +132,7 @@ def test_a_key_first_written_in_scope_must_start_from_nothing(ledger_url: str, p
         " problem='first change does not start from nothing'",
     )
     assert results[MONEY_ACCOUNTS].findings == (
-        "batch_id=1, net_change=2, sources=5, difference=-3",
+        "batch_id=1, net_change='0.02 EUR', sources='0.05 EUR', difference='-0.03 EUR'",
     )
 
 
@@ -151,10 +151,11 @@ def test_an_applied_transfer_that_does_not_net_to_zero_is_named_with_its_entries
     transfers = "applied transfers move nothing in accounts, in scope"
     assert failed(results) == {FOLD, MONEY_ACCOUNTS, transfers}
     assert results[transfers].findings == (
-        "request_id='t3', batch_id=1, position=2, stream='transfers', changes=2, net_change=1",
+        "request_id='t3', batch_id=1, position=2, stream='transfers', changes=2,"
+        " net_change='0.01 EUR'",
     )
     assert results[MONEY_ACCOUNTS].findings == (
-        "batch_id=1, net_change=6, sources=5, difference=1",
+        "batch_id=1, net_change='0.06 EUR', sources='0.05 EUR', difference='0.01 EUR'",
     )
 
 
@@ -167,7 +168,7 @@ def test_a_key_written_in_scope_below_the_minimum_is_named_with_its_value(
 
     minimum = "no account balance below 0, in scope"
     assert failed(results) == {FOLD, minimum}
-    assert results[minimum].findings == ("key='dave', value=-1, minimum=0",)
+    assert results[minimum].findings == ("key='dave', value='-0.01 EUR', minimum='0.00 EUR'",)
     assert results[FOLD].findings == (
         "key='dave', state_value=-1, change_log_value=5, last_change_batch=1,"
         " last_change_position=4, problem='value differs from the change log'",

@@ -258,7 +258,7 @@ def test_a_balance_changed_behind_the_engine_fails_the_fold_and_money_conservati
     assert "key='bob'" in finding
     assert "state_value=1080" in finding and "change_log_value=80" in finding
     (totals,) = results[MONEY_ACCOUNTS].findings
-    assert "difference=1000" in totals
+    assert "difference='10.00 EUR'" in totals  # in the accounts' unit, EUR/2
 
 
 def test_a_deleted_account_row_fails_the_fold_and_money_conservation(
@@ -271,7 +271,7 @@ def test_a_deleted_account_row_fails_the_fold_and_money_conservation(
     assert failed(results) == {FOLD_ACCOUNTS, MONEY_ACCOUNTS}
     (finding,) = results[FOLD_ACCOUNTS].findings
     assert "key='carol'" in finding and "row missing" in finding
-    assert "difference=-50" in results[MONEY_ACCOUNTS].findings[0]
+    assert "difference='-0.50 EUR'" in results[MONEY_ACCOUNTS].findings[0]
 
 
 def test_a_deleted_change_log_entry_breaks_the_chain_at_the_next_one(
@@ -346,21 +346,29 @@ def test_a_rejected_event_counts_for_uniqueness_even_without_its_rejection_row(
 
 
 @pytest.mark.parametrize(
-    ("table", "key", "check", "fold"),
+    ("table", "key", "check", "fold", "value", "minimum"),
     [
-        ("accounts", "alice", NO_NEGATIVE_BALANCE, FOLD_ACCOUNTS),
-        ("asset_ledger", "silver", NO_NEGATIVE_ASSET, FOLD_ASSETS),
+        # The value and the minimum read in the table's unit: EUR/2, units/0.
+        ("accounts", "alice", NO_NEGATIVE_BALANCE, FOLD_ACCOUNTS, "'-0.05 EUR'", "'0.00 EUR'"),
+        ("asset_ledger", "silver", NO_NEGATIVE_ASSET, FOLD_ASSETS, "'-5 units'", "'0 units'"),
     ],
 )
 def test_a_negative_value_fails_the_minimum(
-    ledger_url: str, project_root: Path, table: str, key: str, check: str, fold: str
+    ledger_url: str,
+    project_root: Path,
+    table: str,
+    key: str,
+    check: str,
+    fold: str,
+    value: str,
+    minimum: str,
 ):
     tamper(ledger_url, f"UPDATE {table} SET value = -5 WHERE key = '{key}'")
 
     results = audit(ledger_url, project_root)
 
     assert check in failed(results) and fold in failed(results)
-    assert results[check].findings == (f"key='{key}', value=-5, minimum=0",)
+    assert results[check].findings == (f"key='{key}', value={value}, minimum={minimum}",)
 
 
 @pytest.mark.parametrize(
@@ -373,7 +381,8 @@ def test_a_negative_value_fails_the_minimum(
             71,  # alice paid 29 of the 30 bob got
             TRANSFERS_ACCOUNTS,
             CHAIN_ACCOUNTS,  # alice's next change starts from 70
-            "request_id='t1', batch_id=0, position=3, stream='transfers', changes=2, net_change=1",
+            "request_id='t1', batch_id=0, position=3, stream='transfers', changes=2,"
+            " net_change='0.01 EUR'",
         ),
         (
             "asset_ledger",
@@ -383,7 +392,7 @@ def test_a_negative_value_fails_the_minimum(
             TRANSFERS_ASSETS,
             FOLD_ASSETS,  # tin's last change no longer says what the table holds
             "request_id='f1', batch_id=2, position=1, stream='fee_transfers', changes=2,"
-            " net_change=1",
+            " net_change='1 units'",
         ),
     ],
 )
@@ -423,7 +432,8 @@ def test_a_deleted_change_of_a_transfer_unbalances_it_and_its_batch_count(
 
     assert failed(results) == {TRANSFERS_ACCOUNTS, BATCH_COUNTS, FOLD_ACCOUNTS}
     assert results[TRANSFERS_ACCOUNTS].findings == (
-        "request_id='t1', batch_id=0, position=3, stream='transfers', changes=1, net_change=-30",
+        "request_id='t1', batch_id=0, position=3, stream='transfers', changes=1,"
+        " net_change='-0.30 EUR'",
     )
     assert results[BATCH_COUNTS].findings == ("batch_id=0, field='changes', recorded=10, found=9",)
 

@@ -1,10 +1,18 @@
 -- One row if the total of a declared `conserved` invariant's table differs from the sum of
--- its source streams' payload fields over their applied events.
+-- its source streams' payload fields over their applied events: both totals and the
+-- difference as a person reads them in the table's declared unit (ledger_money_text,
+-- sql/0021_declared_units.sql; thousands separators where it has none).
 -- {invariant}: the invariant's sql_name; {batch}: the state rows (table_name, key, value jsonb).
 WITH rule AS (
     SELECT r.table_name, source.stream, source.field
     FROM ledger_declared_invariants AS r
     CROSS JOIN LATERAL jsonb_to_recordset(r.sources) AS source (stream text, field text)
+    WHERE r.sql_name = '{invariant}'
+),
+unit AS (
+    SELECT t.unit_code, t.unit_precision
+    FROM ledger_declared_invariants AS r
+    JOIN ledger_declared_tables AS t ON t.ledger = r.ledger AND t.table_name = r.table_name
     WHERE r.sql_name = '{invariant}'
 ),
 state AS (
@@ -17,9 +25,11 @@ sources AS (
     FROM rule
     JOIN ledger_events AS e ON e.stream = rule.stream AND e.outcome = 'applied'
 )
-SELECT state.total AS table_total,
-       sources.total AS sources_total,
-       state.total - sources.total AS difference
+SELECT ledger_money_text(state.total, unit.unit_code, unit.unit_precision) AS table_total,
+       ledger_money_text(sources.total, unit.unit_code, unit.unit_precision) AS sources_total,
+       ledger_money_text(state.total - sources.total, unit.unit_code, unit.unit_precision)
+           AS difference
 FROM state
 CROSS JOIN sources
+LEFT JOIN unit ON true
 WHERE state.total <> sources.total

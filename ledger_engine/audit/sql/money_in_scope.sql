@@ -12,12 +12,16 @@
 -- follow from its events'. Only the events whose entries do not net to zero (deposits,
 -- mostly) are then looked up, one primary-key probe each, for their stream and outcome; the
 -- sources are summed per batch, for every invariant at once, in one read of the scope's
--- events. The invariants' tables, streams and fields are read from ledger_declared_invariants.
+-- events. The invariants' tables, streams and fields are read from ledger_declared_invariants,
+-- their tables' units from ledger_declared_tables: a finding's amounts read as a person reads
+-- them in the table's declared unit (ledger_money_text; thousands separators where it has none).
 -- {scope}: scope_batches.sql.
 {scope},
 sources AS MATERIALIZED (
-    SELECT r.sql_name AS invariant, r.kind, r.table_name, source.stream, source.field
+    SELECT r.sql_name AS invariant, r.kind, r.table_name, source.stream, source.field,
+           t.unit_code, t.unit_precision
     FROM ledger_declared_invariants AS r
+    JOIN ledger_declared_tables AS t ON t.ledger = r.ledger AND t.table_name = r.table_name
     CROSS JOIN LATERAL jsonb_to_recordset(r.sources) AS source (stream text, field text)
     WHERE r.kind IN ('conserved', 'balanced')
 ),
@@ -58,15 +62,18 @@ deposits AS MATERIALIZED (
     GROUP BY e.batch_id, s.invariant
 ),
 conserved AS (
-    SELECT DISTINCT s.invariant, s.table_name FROM sources AS s WHERE s.kind = 'conserved'
+    SELECT DISTINCT s.invariant, s.table_name, s.unit_code, s.unit_precision
+    FROM sources AS s
+    WHERE s.kind = 'conserved'
 ),
 findings (rule, batch_id, position, finding) AS (
     SELECT 'conserved ' || b.invariant, b.batch_id, 0,
            json_build_object(
                'batch_id', b.batch_id,
-               'net_change', b.net_change,
-               'sources', b.deposits,
-               'difference', b.net_change - b.deposits)
+               'net_change', ledger_money_text(b.net_change, u.unit_code, u.unit_precision),
+               'sources', ledger_money_text(b.deposits, u.unit_code, u.unit_precision),
+               'difference',
+               ledger_money_text(b.net_change - b.deposits, u.unit_code, u.unit_precision))
     FROM (
         SELECT COALESCE(c.invariant, d.invariant) AS invariant,
                COALESCE(c.batch_id, d.batch_id) AS batch_id,
@@ -80,6 +87,7 @@ findings (rule, batch_id, position, finding) AS (
         ) AS c
         FULL OUTER JOIN deposits AS d ON d.invariant = c.invariant AND d.batch_id = c.batch_id
     ) AS b
+    JOIN conserved AS u ON u.invariant = b.invariant
     WHERE b.net_change <> b.deposits
     UNION ALL
     SELECT 'balanced ' || s.invariant, m.batch_id, m.position,
@@ -89,7 +97,7 @@ findings (rule, batch_id, position, finding) AS (
                'position', m.position,
                'stream', m.stream,
                'changes', n.changes,
-               'net_change', n.net)
+               'net_change', ledger_money_text(n.net, s.unit_code, s.unit_precision))
     FROM moved AS m
     JOIN nets AS n ON n.batch_id = m.batch_id AND n.position = m.position AND n.net <> 0
     JOIN sources AS s

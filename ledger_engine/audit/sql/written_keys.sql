@@ -5,7 +5,8 @@
 --     the newest in the snapshot the rule reads; change-log rows of a later batch would have
 --     no batch row, the contiguity rule's finding);
 --   'minimum <invariant>', for each declared `minimum` invariant of the table: keys whose
---     value is below its minimum, read from ledger_declared_invariants;
+--     value is below its minimum, read from ledger_declared_invariants (the value and the
+--     minimum as a person reads them in the table's declared unit: ledger_money_text);
 --   'chain': changes whose `before` is not the `after` of the key's change before them (for
 --     a key's first change ever: not NULL). The change before is found, in this order: by a
 --     window over the key's changes in scope and in the recent batches before it, which the
@@ -25,7 +26,9 @@
 -- declared is read once, from ledger_declared_tables.
 {scope},
 declared AS MATERIALIZED (
-    SELECT d.table_name FROM ledger_declared_tables AS d WHERE d.sql_name = '{table}'
+    SELECT d.table_name, d.unit_code, d.unit_precision
+    FROM ledger_declared_tables AS d
+    WHERE d.sql_name = '{table}'
 ),
 pointers AS MATERIALIZED (
     -- The recent batches are read with the scope only when the pointers reach the batch
@@ -146,10 +149,15 @@ findings (rule, key, batch_id, position, seq, finding) AS (
     -- The value is compared as a number only where a minimum is declared: the table's values
     -- may be of any type.
     SELECT 'minimum ' || r.sql_name, w.state_key, 0, 0, 0,
-           json_build_object('key', w.state_key, 'value', w.value, 'minimum', r.minimum)
+           json_build_object(
+               'key', w.state_key,
+               'value', ledger_money_text(
+                   CAST(CAST(w.value AS text) AS numeric), u.unit_code, u.unit_precision),
+               'minimum', ledger_money_text(r.minimum, u.unit_code, u.unit_precision))
     FROM written AS w
+    CROSS JOIN declared AS u
     JOIN ledger_declared_invariants AS r
-      ON r.kind = 'minimum' AND r.table_name = (SELECT declared.table_name FROM declared)
+      ON r.kind = 'minimum' AND r.table_name = u.table_name
     WHERE CAST(CAST(w.value AS text) AS numeric) < r.minimum
     UNION ALL
     SELECT 'chain', c.key, c.batch_id, c.position, c.seq,
