@@ -194,6 +194,16 @@ def test_failures_come_first_with_their_findings_and_links(ledger: Engine, tmp_p
     assert page.text.index("What failed") < page.text.index("Throughput over batches")
 
 
+def test_each_tables_total_reads_as_money_in_its_unit(ledger: Engine, tmp_path: Path) -> None:
+    page = read_page(write_report(ledger, passing_report(), tmp_path))
+
+    # alice 70, bob 80 and dave 5 cents (d1 once, t1 moved 30); one unit of gold each deposit
+    # (t1 moved alice's to bob): the accounts in EUR/2, the asset entries in units/0.
+    figures = page.text_in("figures")
+    assert "accounts total 1.55 EUR 3 rows" in figures
+    assert "asset_ledger total 3 units 3 rows" in figures
+
+
 def test_the_head_of_the_hash_chain_is_shown(ledger: Engine, tmp_path: Path) -> None:
     page = read_page(write_report(ledger, passing_report(), tmp_path))
     head = batch_rows(ledger)[0]

@@ -13,6 +13,7 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from importlib.resources import files
 from pathlib import Path
@@ -31,6 +32,8 @@ from ledger_engine.audit.report import (
     render_index,
     render_page,
 )
+from ledger_engine.audit.report.queries import TableTotal
+from ledger_engine.core.money import Unit
 from tests.support.html_page import Page
 
 WRITTEN = datetime(2024, 5, 6, 7, 8, 9, 123456, tzinfo=UTC)
@@ -458,6 +461,24 @@ def test_each_batch_is_a_row_newest_first_over_a_totals_row() -> None:
     totals = page.tables["batches"][-1]
     assert totals == ["all 2", "", "1,334", "1,327", "7", "0", "2,668", "", "", ""]
     assert "All 2 batches, newest first." in page.text
+
+
+def test_each_table_of_integers_shows_its_total_as_money_in_its_unit() -> None:
+    view = replace(
+        TWO_BATCHES,
+        tables=[
+            TableTotal("accounts", 3, -123_456, Unit("EUR", 2)),
+            TableTotal(HOSTILE, 1, 1_234_567, None),  # no unit: thousands separators
+        ],
+    )
+
+    markup = render_page(AuditReport([passed()]), view, WRITTEN)
+    page = Page(markup)
+
+    figures = page.text_in("figures")
+    assert "accounts total -1,234.56 EUR 3 rows" in figures
+    assert f"{HOSTILE} total 1,234,567 1 row" in figures  # read as written, never markup
+    assert page.find("img") == [] and HOSTILE not in markup
 
 
 def test_the_head_of_the_hash_chain_is_the_newest_batch() -> None:

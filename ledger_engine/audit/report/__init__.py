@@ -7,7 +7,8 @@ browser from loading anything from anywhere (no CDN, no fonts, no images). From 
 - the verdict, which kind of audit it was (the batch audit of a range of batches, or the full
   audit), a status tile per check suite (Merkle roots and batch hash chain, Great
   Expectations, replay, pipeline, or any suite a later audit adds) and the ledger's key
-  figures, with the head of the batch hash chain (its hash and Merkle roots);
+  figures (with each table of integers' total, as money in the unit it declares), with the
+  head of the batch hash chain (its hash and Merkle roots);
 - the first findings of every failed check;
 - two charts, drawn as SVG by the inline script from data embedded as JSON: throughput over
   batches, and rejections by reason; each has a table of the same numbers under it, for a

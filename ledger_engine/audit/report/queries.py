@@ -1,18 +1,22 @@
 """What a page shows of the ledger, read from the system of record in one snapshot.
 
 Every SQL text of the report is here, each a `text()` with named parameters bound at execution
-(nothing is ever formatted into the SQL). The dataclasses are what the reads fill and what the
-renderer reads.
+(nothing is ever formatted into the SQL), or a file of `audit/sql/` where a declared table's
+identifier must be named (`audit.sql_files.audit_query`, which checks it). The dataclasses
+are what the reads fill and what the renderer reads.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from sqlalchemy import Connection, Engine, text
+
+from ledger_engine.audit.sql_files import audit_query
+from ledger_engine.core.money import Unit
 
 TABLE_BATCHES = 50  # the latest batches listed one per row
 CHART_POINTS = 500  # at most this many points in the throughput chart
@@ -73,6 +77,17 @@ class Totals:
 
 
 @dataclass(frozen=True)
+class TableTotal:
+    """A declared table of integers: its rows, the total of its values (minor units) and the
+    unit it declares (`None`: plain integers), as recorded in the system of record."""
+
+    name: str
+    rows: int
+    total: int
+    unit: Unit | None
+
+
+@dataclass(frozen=True)
 class LedgerView:
     """What a page shows of the system of record, read in one snapshot."""
 
@@ -80,6 +95,7 @@ class LedgerView:
     latest: list[BatchRow]  # newest first
     throughput: list[ThroughputPoint]  # oldest first
     rejections: list[tuple[str, int]]  # (reason, events), most frequent first
+    tables: list[TableTotal] = field(default_factory=list)  # the tables of integers, by name
 
 
 def _rate(events: int, seconds: float) -> float | None:
@@ -110,6 +126,12 @@ _THROUGHPUT_SQL = text(
     " sum(events_ingested) AS events, sum(execute_seconds + commit_seconds) AS seconds"
     " FROM ledger_batches GROUP BY batch_id / :width ORDER BY first_batch"
 )
+# The declared tables of integers, with their units (sql/0021_declared_units.sql); one schema
+# holds one ledger.
+_INT_TABLES_SQL = text(
+    "SELECT table_name, sql_name, unit_code, unit_precision FROM ledger_declared_tables"
+    " WHERE value_type = 'bigint' ORDER BY table_name"
+)
 # A function's failure reads `function_error: <ExceptionType>: <message>`: one reason, many texts.
 _REJECTIONS_SQL = text(
     "SELECT split_part(reason, ':', 1) AS reason, count(*) AS events FROM ledger_rejections"
@@ -131,6 +153,7 @@ def read_ledger(
                 latest=_latest(conn, table_batches),
                 throughput=_throughput(conn, totals.batches, chart_points),
                 rejections=_rejections(conn),
+                tables=_table_totals(conn),
             )
 
 
@@ -158,3 +181,14 @@ def _throughput(conn: Connection, batches: int, chart_points: int) -> list[Throu
 
 def _rejections(conn: Connection) -> list[tuple[str, int]]:
     return [(row.reason, row.events) for row in conn.execute(_REJECTIONS_SQL)]
+
+
+def _table_totals(conn: Connection) -> list[TableTotal]:
+    """Each declared table of integers summed: one read of the table each (the page's figures
+    then show what the invariants hold the totals to)."""
+    totals = []
+    for table in conn.execute(_INT_TABLES_SQL).all():
+        unit = None if table.unit_code is None else Unit(table.unit_code, table.unit_precision)
+        found = conn.execute(text(audit_query("report_table_total", table=table.sql_name))).one()
+        totals.append(TableTotal(table.table_name, found.row_count, int(found.total), unit))
+    return totals
