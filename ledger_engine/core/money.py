@@ -12,8 +12,8 @@ after the number and can be stored and shown anywhere. The precision is the numb
 places of the minor units, 0 to `MAX_PRECISION` (an int64 has 19 digits).
 
 `money_text` is the one place an amount becomes text, for the command line and the reports
-alike; PostgreSQL's `ledger_money_text` (`sql/0021_declared_units.sql`) writes exactly the same
-text, for the views people query.
+alike; PostgreSQL's `ledger_money_text` (`sql/0021_declared_units.sql`, rewritten by 0022)
+writes exactly the same text, for the views people query and the audits' findings.
 """
 
 from __future__ import annotations

@@ -54,7 +54,13 @@ def test_sql_formats_every_int64_amount_as_python_does(sql_engine, amounts):
 
 def test_sums_beyond_int64_read_alike_too(sql_engine):
     # An invariant's totals are sums, as numeric: they may pass the int64 range.
-    amounts = [(10**30 + 7, Unit("EUR", 2)), (-(10**25), None), (INT64_MIN * 3, Unit("X", 18))]
+    amounts = [
+        (10**30 + 7, Unit("EUR", 2)),
+        (-(10**25), None),
+        (INT64_MIN * 3, Unit("X", 18)),
+        (10**48 - 1, None),  # the most digits PostgreSQL's to_char groups
+        (-(10**60) - 123, Unit("EUR", 2)),  # and beyond
+    ]
     assert formatted_in_sql(sql_engine, amounts) == [money_text(a, u) for a, u in amounts]
     assert (
         formatted_in_sql(sql_engine, amounts)[0] == "10,000,000,000,000,000,000,000,000,000.07 EUR"
