@@ -1,5 +1,5 @@
 """The `ledger` command: demo, generate, run, audit, verify, report, balance, request,
-reconcile, breaks, psql and db."""
+reconcile, breaks, psql, db and airflow."""
 
 from __future__ import annotations
 
@@ -717,6 +717,17 @@ def _create_login(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_airflow(settings: Settings, args: argparse.Namespace) -> int:
+    """Run Airflow here (scheduler, DAG processor, triggerer, UI on 127.0.0.1) with this
+    project's DAGs and settings; print the URL and login; Ctrl-C stops every process it
+    started."""
+    from ledger_engine.operations.airflow_local import run_airflow
+
+    if args.port is not None:
+        settings = settings.with_overrides(airflow_port=args.port)
+    return run_airflow(settings, lambda line: console.print(line, markup=False, soft_wrap=True))
+
+
 def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -807,6 +818,11 @@ def build_parser() -> argparse.ArgumentParser:
     db.add_argument("name", nargs="?", help="create-login: the new login's name")
     db.add_argument("--role", choices=["reader", "writer", "auditor"], help="create-login")
     db.set_defaults(handler=cmd_db)
+    airflow = commands.add_parser("airflow", help=cmd_airflow.__doc__)
+    airflow.add_argument(
+        "--port", type=int, help="the UI's port (default: LEDGER_AIRFLOW_PORT; 0: a free one)"
+    )
+    airflow.set_defaults(handler=cmd_airflow)
     return parser
 
 

@@ -24,6 +24,9 @@
 | `LEDGER_RECONCILE_SCHEDULE` | `@daily` | `ledger_reconcile`'s schedule (`none`: statements only) |
 | `LEDGER_STATEMENT_POLL_SECONDS` | `30` | how often the triggerer looks for new statements |
 | `LEDGER_EVENT_POLL_SECONDS` | `30` | how often the triggerer looks for new event files |
+| `LEDGER_AIRFLOW_HOME` | `$LEDGER_DATA_DIR/airflow` | `ledger airflow`: its AIRFLOW_HOME |
+| `LEDGER_AIRFLOW_PORT` | `8080` | `ledger airflow`: the UI's port on 127.0.0.1 (`0`: a free one) |
+| `LEDGER_AIRFLOW_PARALLELISM` | `2` | `ledger airflow`: task instances running at once |
 """
 
 from __future__ import annotations
@@ -84,6 +87,12 @@ class Settings:
     # `reconciliation`, or else from the ledger's own file beside its expectations.
     statements: Path = PROJECT_ROOT / "var" / "statements"
     reconciliation: Path | None = None
+    # `ledger airflow` (operations/airflow_local.py): Airflow's home (config, SQLite metadata,
+    # logs), the UI's port on 127.0.0.1 (0: any free port) and how many task instances run at
+    # once (each may hold a Spark driver: a small machine fits two).
+    airflow_home: Path = PROJECT_ROOT / "var" / "airflow"
+    airflow_port: int = 8080
+    airflow_parallelism: int = 2
 
     def reconciliation_file(self, schema: str) -> Path:
         """The sources' declaration of the ledger whose schema is `schema`."""
@@ -109,6 +118,12 @@ class Settings:
         event_poll_seconds = float(env.get("LEDGER_EVENT_POLL_SECONDS") or "30")
         if event_poll_seconds <= 0:
             raise ValueError(f"LEDGER_EVENT_POLL_SECONDS must be > 0, got {event_poll_seconds}")
+        airflow_port = int(env.get("LEDGER_AIRFLOW_PORT") or "8080")
+        if not 0 <= airflow_port <= 65535:
+            raise ValueError(f"LEDGER_AIRFLOW_PORT must be 0 to 65535, got {airflow_port}")
+        airflow_parallelism = int(env.get("LEDGER_AIRFLOW_PARALLELISM") or "2")
+        if airflow_parallelism < 1:
+            raise ValueError(f"LEDGER_AIRFLOW_PARALLELISM must be >= 1, got {airflow_parallelism}")
         fault = env.get("LEDGER_FAULT") or None
         if fault is not None:
             FaultPlan.parse(fault)  # a mistyped fault fails here, not silently never fires
@@ -139,6 +154,9 @@ class Settings:
             reconciliation=(
                 Path(env["LEDGER_RECONCILIATION"]) if env.get("LEDGER_RECONCILIATION") else None
             ),
+            airflow_home=Path(env.get("LEDGER_AIRFLOW_HOME", data_dir / "airflow")).resolve(),
+            airflow_port=airflow_port,
+            airflow_parallelism=airflow_parallelism,
         )
 
     def with_overrides(self, **changes: object) -> Settings:

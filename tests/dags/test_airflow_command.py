@@ -1,0 +1,400 @@
+"""`ledger airflow`: one command runs Airflow on this machine with the project's DAGs and
+settings, serves the UI on 127.0.0.1, runs DAGs (triggered through the REST API or from the
+UI in a real browser), and a Ctrl-C stops every process it started.
+
+The stack is started once for the module, as a person starts it (the `ledger` command in a
+session of its own, a fresh ledger database, a few tens of events landed in its inbox), and
+stopped by the last test with the SIGINT a terminal sends on Ctrl-C. The browser is Debian's
+Chromium (/usr/bin/chromium) driven by Playwright; screenshots go to
+`test-artifacts/airflow-ui/`.
+
+Which processes the stack started is told here from `/proc`, independently of the command's
+own bookkeeping: every process it starts, and all their descendants, carry `_LEDGER_STACK=<the
+command's pid>` in their environment (ledger_engine/operations/processes.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from playwright.sync_api import Page, sync_playwright
+from sqlalchemy import Engine, text
+
+from ledger_engine.apps.bank.ledger import build_ledger
+from ledger_engine.pipeline.inbox import write_event_files
+from ledger_engine.store.database import connect, ledger_url
+from tests.dags.conftest import REPO_ROOT, _inherited_environment
+from tests.support.bank import deposit, transfer
+
+DAG_ID = "ledger_pipeline"
+TASKS = [
+    "run_micro_batches",
+    "great_expectations_checkpoint",
+    "merkle_snapshot_check",
+    "write_audit_report",
+]
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = REPO_ROOT / "test-artifacts" / "airflow-ui"
+MARKER = "_LEDGER_STACK"
+START_TIMEOUT = 300  # seconds, for the stack to say it is ready
+RUN_TIMEOUT = 300  # for a DAG run of a few tens of events to end
+STOP_TIMEOUT = 120  # for the command to stop everything after Ctrl-C
+READY = re.compile(r"Airflow is ready in \d+ s: (?P<url>http://127\.0\.0\.1:\d+)")
+LOGIN = re.compile(r"login: (?P<user>\S+) / (?P<password>\S+)")
+# Also matched by the browser (JavaScript's syntax: no named group).
+REPORT_LINE = re.compile(r"audit report: (/\S+\.html)")
+
+# The landed workload: ten accounts funded, then money moved between them. Every event applies.
+ACCOUNTS = [f"acct-{n}" for n in range(10)]
+EVENTS = [deposit(f"d-{a}", a, 1_000) for a in ACCOUNTS] + [
+    transfer(f"t-{n}", ACCOUNTS[n % 10], ACCOUNTS[(n + 3) % 10], 10 + n) for n in range(20)
+]
+
+
+# --- The processes of a stack, from /proc --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Proc:
+    pid: int
+    ppid: int
+    session: int
+    state: str
+    command: str
+    marked: bool  # started with `_LEDGER_STACK=<owner>` in its environment
+
+
+def processes(owner: int) -> list[Proc]:
+    """Every process there is (live or not yet reaped), and whether it carries `owner`'s
+    marker. (A process that rewrote its title, as Airflow's do, shows none: the title takes
+    the place of its environment in /proc.)"""
+    wanted = f"{MARKER}={owner}".encode()
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            command = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ")
+        except OSError:  # ended meanwhile
+            continue
+        try:
+            marked = wanted in Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
+        except OSError:
+            marked = False
+        fields = stat[stat.rindex(")") + 2 :].split()
+        state, ppid, session = fields[0], int(fields[1]), int(fields[3])
+        found.append(Proc(int(entry), ppid, session, state, command.decode().strip(), marked))
+    return found
+
+
+def stack_sessions(owner: int) -> set[int]:
+    """The sessions of `owner`'s children: each component it runs has one of its own."""
+    return {p.session for p in processes(owner) if p.ppid == owner}
+
+
+def stack_processes(owner: int, sessions: set[int]) -> list[Proc]:
+    """The processes of `sessions`, and every process carrying `owner`'s marker (one that
+    made a session of its own still carries it)."""
+    return [p for p in processes(owner) if p.session in sessions or p.marked]
+
+
+def listening_addresses(port: int) -> set[str]:
+    """The local addresses something listens on at TCP `port` (from /proc/net/tcp{,6})."""
+    addresses = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            address, hex_port = local.split(":")
+            if state == "0A" and int(hex_port, 16) == port:  # 0A: LISTEN
+                addresses.add(address)
+    return addresses
+
+
+# --- The stack ------------------------------------------------------------------------------
+
+
+@dataclass
+class Stack:
+    """`ledger airflow` running: its process, its output, what it printed, its ledger."""
+
+    process: subprocess.Popen
+    output: Path
+    data_dir: Path
+    url: str = ""
+    user: str = ""
+    password: str = ""
+    engine: Engine | None = None
+    sessions: set[int] = field(default_factory=set)  # the components' sessions, once ready
+    _token: str = field(default="", repr=False)
+
+    def printed(self) -> str:
+        return self.output.read_text(encoding="utf-8", errors="replace")
+
+    def api(self, method: str, path: str, body: dict | None = None) -> Any:
+        """A call to Airflow's public REST API (`/api/v2`) with a token for the printed login."""
+        if not self._token:
+            self._token = self._call("POST", "/auth/token", self._login())["access_token"]
+        return self._call(method, path, body, self._token)
+
+    def _login(self) -> dict[str, str]:
+        return {"username": self.user, "password": self.password}
+
+    def _call(self, method: str, path: str, body: dict | None, token: str = "") -> Any:
+        request = urllib.request.Request(
+            self.url + path,
+            method=method,
+            data=json.dumps(body).encode() if body is not None else None,
+            headers={"Content-Type": "application/json"}
+            | ({"Authorization": f"Bearer {token}"} if token else {}),
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.load(response)
+
+    def run_states(self, run_id: str) -> tuple[str, dict[str, str]]:
+        """A DAG run's state and its tasks' states."""
+        run_path = f"/api/v2/dags/{DAG_ID}/dagRuns/{quote(run_id, safe='')}"
+        tasks = self.api("GET", f"{run_path}/taskInstances")["task_instances"]
+        return self.api("GET", run_path)["state"], {t["task_id"]: t["state"] for t in tasks}
+
+    def wait_for_run(self, run_id: str) -> tuple[str, dict[str, str]]:
+        deadline = time.monotonic() + RUN_TIMEOUT
+        while (states := self.run_states(run_id))[0] not in ("success", "failed"):
+            assert time.monotonic() < deadline, f"run {run_id} still {states} after {RUN_TIMEOUT} s"
+            time.sleep(2)
+        return states
+
+    def task_log(self, run_id: str, task_id: str) -> str:
+        """A task's log (first try) through the REST API, as text."""
+        path = (
+            f"/api/v2/dags/{DAG_ID}/dagRuns/{quote(run_id, safe='')}/taskInstances/{task_id}/logs/1"
+        )
+        content = self.api("GET", path)["content"]
+        return "\n".join(str(part.get("event", part)) for part in content)
+
+    def scalar(self, query: str) -> Any:
+        with self.engine.connect() as conn:
+            return conn.execute(text(query)).scalar_one()
+
+
+def wait_until_ready(stack: Stack) -> None:
+    """Wait until the command prints the URL; fail with its output if it ends first."""
+    deadline = time.monotonic() + START_TIMEOUT
+    while not (ready := READY.search(stack.printed())):
+        if stack.process.poll() is not None or time.monotonic() > deadline:
+            pytest.fail(f"ledger airflow did not get ready:\n{stack.printed()[-5000:]}")
+        time.sleep(0.5)
+    stack.url = ready["url"]
+    login = LOGIN.search(stack.printed())
+    assert login, stack.printed()
+    stack.user, stack.password = login["user"], login["password"]
+
+
+def kill_what_is_left(stack: Stack) -> None:
+    """After a failed test: stop the command as Ctrl-C does, then kill whatever remains."""
+    if stack.process.poll() is None:
+        os.killpg(stack.process.pid, signal.SIGINT)
+        try:
+            stack.process.wait(timeout=STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            os.killpg(stack.process.pid, signal.SIGKILL)
+            stack.process.wait()
+    for proc in stack_processes(stack.process.pid, stack.sessions):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGKILL)
+
+
+@pytest.fixture(scope="module")
+def stack(ledger_database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """`ledger airflow` on a free port, started in a fresh data folder whose inbox holds
+    `EVENTS`, on a fresh database, with `ledger_pipeline` run by hand only."""
+    workdir = tmp_path_factory.mktemp("airflow_command")
+    data_dir = workdir / "ledger"
+    write_event_files(EVENTS, data_dir / "inbox", events_per_file=len(EVENTS))
+    env = _inherited_environment() | {
+        "LEDGER_DATABASE_URL": ledger_database_url,
+        "LEDGER_DATA_DIR": str(data_dir),
+        "LEDGER_SPARK_MASTER": "local[2]",
+        "LEDGER_AIRFLOW_PORT": "0",
+        # No run of its own when the DAG is switched on: the tests start each run.
+        "LEDGER_DAG_SCHEDULE": "none",
+        "SPARK_LOCAL_IP": "127.0.0.1",
+    }
+    output = workdir / "ledger-airflow.out"
+    with output.open("wb") as out:
+        process = subprocess.Popen(
+            [str(Path(sys.executable).with_name("ledger")), "airflow"],
+            env=env,
+            cwd=workdir,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # as a terminal's foreground job: Ctrl-C reaches its group
+        )
+    started = Stack(process, output, data_dir)
+    try:
+        wait_until_ready(started)
+        started.sessions = stack_sessions(process.pid)
+        started.engine = connect(ledger_url(ledger_database_url, build_ledger()))
+        yield started
+    finally:
+        kill_what_is_left(started)
+        if started.engine is not None:
+            started.engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def pipeline_on(stack: Stack) -> Stack:
+    """The stack with `ledger_pipeline` switched on (new DAGs start paused) once Airflow has
+    parsed it."""
+    deadline = time.monotonic() + START_TIMEOUT
+    while True:
+        try:
+            stack.api("PATCH", f"/api/v2/dags/{DAG_ID}", {"is_paused": False})
+            return stack
+        except urllib.error.HTTPError as not_yet:  # 404 until the DAG processor parsed it
+            assert not_yet.code == 404 and time.monotonic() < deadline, not_yet
+            time.sleep(1)
+
+
+# --- The stack serves -----------------------------------------------------------------------
+
+
+def test_it_prints_the_url_and_a_login_that_works(stack: Stack) -> None:
+    assert stack.url.startswith("http://127.0.0.1:")
+    assert stack.user == "admin"
+    token = stack._call("POST", "/auth/token", stack._login())
+    assert token["access_token"]
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        stack._call("POST", "/auth/token", {"username": "admin", "password": "not-it"})
+    assert refused.value.code == 401
+
+
+def test_the_ui_is_served_on_this_machine_only(stack: Stack) -> None:
+    with urllib.request.urlopen(stack.url + "/", timeout=30) as response:
+        assert response.status == 200
+        assert "<html" in response.read().decode().lower()
+    port = int(stack.url.rsplit(":", 1)[1])
+    assert listening_addresses(port) == {"0100007F"}, "127.0.0.1 only"
+
+
+def test_it_runs_the_projects_dags_and_none_of_airflows_examples(stack: Stack) -> None:
+    dags = {d["dag_id"] for d in stack.api("GET", "/api/v2/dags?limit=100")["dags"]}
+    assert dags == {DAG_ID, "ledger_replay", "ledger_reconcile"}
+
+
+def test_a_run_triggered_through_the_rest_api_commits_the_landed_events(
+    pipeline_on: Stack,
+) -> None:
+    stack = pipeline_on
+    run = stack.api("POST", f"/api/v2/dags/{DAG_ID}/dagRuns", {"logical_date": None})
+    assert run["run_type"] == "manual"
+
+    state, tasks = stack.wait_for_run(run["dag_run_id"])
+
+    assert tasks == dict.fromkeys(TASKS, "success"), stack.task_log(
+        run["dag_run_id"], next(t for t, s in tasks.items() if s != "success")
+    )
+    assert state == "success"
+    # The tasks reached the ledger the command was started for.
+    assert stack.scalar("SELECT count(*) FROM ledger_events") == len(EVENTS)
+    assert stack.scalar("SELECT sum(applied) FROM ledger_batches") == len(EVENTS)
+    assert stack.scalar("SELECT count(*) FROM accounts") == len(ACCOUNTS)
+
+
+# --- The UI path, in a browser -------------------------------------------------------------
+
+
+@pytest.fixture
+def page() -> Iterator[Page]:
+    """A page of headless Chromium (Debian's; Playwright drives it, downloads nothing)."""
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (scripts/test.sh does)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        try:
+            yield browser.new_page(viewport={"width": 1280, "height": 900})
+        finally:
+            browser.close()
+
+
+def run_badge(page: Page) -> str:
+    """The state the run page shows for its run, once it is final (the page refreshes
+    itself while the run goes on)."""
+    badge = page.get_by_test_id("state-badge").first
+    deadline = time.monotonic() + RUN_TIMEOUT
+    while (shown := badge.inner_text().strip()) not in ("Success", "Failed"):
+        assert time.monotonic() < deadline, f"the run still shows {shown!r}"
+        page.wait_for_timeout(1000)
+    return shown
+
+
+def test_in_the_ui_a_person_logs_in_triggers_the_pipeline_and_opens_its_audit_report(
+    pipeline_on: Stack, page: Page
+) -> None:
+    stack = pipeline_on
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.goto(f"{stack.url}/dags/{DAG_ID}")
+    page.get_by_label("Username").fill(stack.user)
+    page.get_by_label("Password").fill(stack.password)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(f"**/dags/{DAG_ID}")
+
+    page.get_by_role("button", name="Trigger Dag").click()
+    page.get_by_role("dialog").get_by_role("button", name="Trigger", exact=True).click()
+    page.wait_for_url(re.compile(rf"/dags/{DAG_ID}/runs/[^/]+$"))
+    run_id = page.get_by_role("heading", name=re.compile(r"^manual__")).inner_text()
+
+    shown = run_badge(page)
+    page.screenshot(path=ARTIFACTS / "run.png", full_page=True)
+    assert shown == "Success", stack.run_states(run_id)
+    assert stack.run_states(run_id) == ("success", dict.fromkeys(TASKS, "success"))
+
+    # The report task's log, in the UI, says where the report is.
+    page.get_by_role("table").get_by_role("link", name="write_audit_report").click()
+    logged = page.get_by_text(REPORT_LINE).first
+    logged.wait_for()
+    page.screenshot(path=ARTIFACTS / "report-task-log.png", full_page=True)
+    report = Path(REPORT_LINE.search(logged.inner_text())[1])
+    assert report.parent == stack.data_dir / "reports", "the ledger's settings reached the task"
+
+    page.goto(report.as_uri())
+    page.screenshot(path=ARTIFACTS / "audit-report.png", full_page=True)
+    assert page.title().startswith("Ledger audit")
+    assert page.get_by_role("heading", level=1).inner_text() == "Ledger audit"
+    assert page.locator("#verdict").inner_text().startswith("All audits passed.")
+    assert page.locator("body").get_attribute("data-charts") == "drawn", "its script ran"
+
+
+# --- Ctrl-C ---------------------------------------------------------------------------------
+
+
+def test_ctrl_c_stops_airflow_and_every_process_it_started(stack: Stack) -> None:
+    owner = stack.process.pid
+    sessions = stack_sessions(owner)
+    assert sessions == stack.sessions, "the components ran from start to now"
+    assert os.getsid(owner) not in sessions, "the components are out of the terminal's session"
+    before = stack_processes(owner, sessions)
+    commands = " | ".join(p.command for p in before)
+    for component in ("scheduler", "dag-processor", "triggerer", "api_server", "serve-logs"):
+        assert component in commands, f"no {component} among the stack's processes"
+    assert any(p.marked for p in before), "the marker reaches the processes"
+
+    os.killpg(owner, signal.SIGINT)  # what a terminal sends its foreground job on Ctrl-C
+
+    assert stack.process.wait(timeout=STOP_TIMEOUT) == 0, stack.printed()[-3000:]
+    assert stack_processes(owner, sessions) == []
+    assert "no process left" in stack.printed()
