@@ -28,6 +28,7 @@ class Page(HTMLParser):
         self.tables: dict[str, list[list[str]]] = {}  # every row: head, body and foot
         self.bodies: dict[str, list[list[str]]] = {}  # the rows of each table's <tbody>
         self.texts: list[str] = []
+        self._placed: list[tuple[tuple[str, ...], str]] = []  # (ids around it, text)
         self.json_data = ""  # the text of <script id="report-data">
         self._open: list[tuple[str, str | None]] = []  # (tag, id) of the open elements
         self._cell: list[str] | None = None
@@ -63,10 +64,17 @@ class Page(HTMLParser):
         if self._open and self._open[-1][1] == "report-data":
             self.json_data += data
         self.texts.append(data)
+        self._placed.append((tuple(i for _, i in self._open if i), data))
 
     @property
     def text(self) -> str:
         return " ".join(" ".join(self.texts).split())
+
+    def text_in(self, element_id: str) -> str:
+        """The text of the element of id `element_id` (with its children's), as a browser
+        shows it: its pieces run on as the markup has them, runs of white space read as one."""
+        found = [data for around, data in self._placed if element_id in around]
+        return " ".join("".join(found).split())
 
     def find(self, tag: str, *, inside: str | None = None, cls: str | None = None) -> list[Element]:
         """The elements `tag`, optionally only those inside the element of id `inside`, or of

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from ledger_engine.audit.findings import FULL, AuditReport, AuditScope, CheckResult
 from ledger_engine.audit.report.formats import MISSING, utc_time
-from ledger_engine.audit.report.links import LINKS_SHOWN, index_anchor, row_id
+from ledger_engine.audit.report.links import LINKS_SHOWN, index_anchor, row_id, scope_span
 from ledger_engine.audit.report.naming import (
     PAGE_PREFIX,
     RECONCILIATION_PREFIX,
@@ -88,25 +88,43 @@ def link_list(pages: Sequence[Path], prefix: str) -> LinkList:
     return LinkList(shown, len(pages) - len(shown))
 
 
+# Why a page links to no page of the other kind, whatever the folder holds (`links`).
+UNLINKED_FULL = "full"  # a full audit: it covers every batch
+UNLINKED_NO_BATCH = "no batch"  # the page is about no batch (none new, or none said)
+
+
 @dataclass(frozen=True)
 class PageOrigin:
     """Where a page comes from: who wrote it (None: not said, as by a caller of the library),
     the pages of the other kind about the same batches written before it (`earlier`), and
-    its row of the index (`index_row`), which lists those written after it too."""
+    its row of the index (`index_row`), which lists those written after it too; or why it
+    links to none (`unlinked`)."""
 
     written_by: Provenance | None
     earlier: LinkList
     index_row: str
+    unlinked: str | None  # UNLINKED_FULL, UNLINKED_NO_BATCH, or None: it links by its batches
 
 
 def page_origin(
-    written_by: Provenance | None, linked: Sequence[Path], created: datetime, prefix: str
+    written_by: Provenance | None,
+    linked: Sequence[Path],
+    created: datetime,
+    prefix: str,
+    unlinked: str | None = None,
 ) -> PageOrigin:
     """The `PageOrigin` of the page of kind `prefix` written at `created`; `linked` are pages
     of the other kind (`links.linked`)."""
     other = RECONCILIATION_PREFIX if prefix == PAGE_PREFIX else PAGE_PREFIX
     row = index_anchor(Path(page_name(created, prefix)))
-    return PageOrigin(written_by, link_list(linked, other), row)
+    return PageOrigin(written_by, link_list(linked, other), row, unlinked)
+
+
+def _unlinked(scope: AuditScope | None) -> str | None:
+    """Why an audit page links to no reconciliation page (None: it links by its scope)."""
+    if scope_span(scope) is not None:
+        return None
+    return UNLINKED_FULL if scope is not None and scope.kind == FULL else UNLINKED_NO_BATCH
 
 
 # --- A run's page --------------------------------------------------------------------------
@@ -287,7 +305,7 @@ def page_context(
         view=view,
         chart_data=chart_data(view),
         chart_grouped=any(p.grouped for p in view.throughput),
-        origin=page_origin(written_by, linked, created, PAGE_PREFIX),
+        origin=page_origin(written_by, linked, created, PAGE_PREFIX, _unlinked(report.scope)),
         batches=batches,
     )
 

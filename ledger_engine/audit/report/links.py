@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ledger_engine.audit.findings import BATCHES
+from ledger_engine.audit.findings import BATCHES, AuditScope
 from ledger_engine.audit.report.naming import INDEX_NAME
 from ledger_engine.audit.report.provenance import BatchSpan
 
@@ -41,9 +41,17 @@ SpanOf = Callable[[Mapping[str, Any]], BatchSpan | None]
 LINKS_SHOWN = 10  # links a page or an index row lists; it counts the rest
 
 
+def scope_span(scope: AuditScope | None) -> BatchSpan | None:
+    """The batches an audit links by: its batch audit's scope (None for a full audit, an
+    empty scope, or none said)."""
+    if scope is None or scope.kind != BATCHES:
+        return None
+    return BatchSpan.between(scope.first_batch, scope.last_batch)
+
+
 def audit_span(summary: Mapping[str, Any]) -> BatchSpan | None:
-    """The batches an audit page links by: its batch audit's scope (None for a full audit,
-    an empty scope, or a summary without one)."""
+    """`scope_span` of an audit page, read from its summary (None for a summary without a
+    scope, or one that is not what `store` writes)."""
     scope = summary.get("audit")
     if not isinstance(scope, Mapping) or scope.get("kind") != BATCHES:
         return None

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ledger_engine.audit.report.context import (
+    UNLINKED_NO_BATCH,
     LinkList,
     PageOrigin,
     link_list,
@@ -229,10 +230,12 @@ def reconciliation_context(
     reasons = _reasons(view)
     ages = _ages(view, age_edges)
     sides = _sides(view.runs)
+    batches = read_anew(view)
+    unlinked = None if batches is not None else UNLINKED_NO_BATCH
     return ReconciliationContext(
         written=created,
-        origin=page_origin(written_by, linked, created, RECONCILIATION_PREFIX),
-        batches=read_anew(view),
+        origin=page_origin(written_by, linked, created, RECONCILIATION_PREFIX, unlinked),
+        batches=batches,
         read_at=view.read_at,
         runs=[_run_view(run, units.get(run.source)) for run in view.runs],
         sources=view.sources,

@@ -24,7 +24,7 @@ from sqlalchemy import Engine
 
 from ledger_engine.audit.findings import AuditReport
 from ledger_engine.audit.report.context import BatchesView, batches_summary, batches_view
-from ledger_engine.audit.report.links import audit_span, linked, reconciliation_span
+from ledger_engine.audit.report.links import linked, reconciliation_span, scope_span
 from ledger_engine.audit.report.naming import (
     INDEX_NAME,
     PAGE_GLOB,
@@ -67,12 +67,8 @@ def write_report(
     reports_dir.mkdir(parents=True, exist_ok=True)
     view = read_ledger(engine, table_batches=table_batches, chart_points=chart_points)
     batches = _batches(engine, report, run)
-    scope = report.scope.to_dict() if report.scope else None
-    earlier = linked(
-        audit_span({"audit": scope}),
-        read_summaries(reports_dir, RECONCILIATION_GLOB),
-        reconciliation_span,
-    )
+    reconciliations = read_summaries(reports_dir, RECONCILIATION_GLOB)
+    earlier = linked(scope_span(report.scope), reconciliations, reconciliation_span)
 
     def render(created: datetime) -> str:
         return render_page(
