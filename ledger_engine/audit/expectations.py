@@ -26,7 +26,10 @@ current writes no configuration file, so the committed files stay byte-for-byte 
   matches, and every match keeps its rule's tolerances (their checks' `CheckResult.suite`
   is `RECONCILIATION`, so the report shows them as a suite of their own);
 - a validation definition (that suite on that batch) and the checkpoint `ledger_integrity`,
-  which runs it and updates Data Docs.
+  which runs it and updates Data Docs;
+- the Data Docs site `local_site`, built by `ledger_engine.audit.data_docs.OfflineSiteBuilder`:
+  its pages load their scripts, styles and fonts from the site's own folder, never from a CDN,
+  so they work on a machine without internet.
 
 Most rules are `UnexpectedRowsExpectation`s: SQL returning the offending rows, so that a
 failure names what is wrong (a key and both values, a pair of totals, a request id, a batch
@@ -443,16 +446,33 @@ def _open_context(project_root: Path, database_url: str) -> FileDataContext:
         variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)
         changed = True
     sites = dict(variables.data_docs_sites or {})
-    index_builder = (sites.get(DATA_DOCS_SITE) or {}).get("site_index_builder")
+    site = sites.get(DATA_DOCS_SITE) or {}
+    index_builder = site.get("site_index_builder")
     if index_builder is not None and (
         index_builder.get("validation_results_limit") != DATA_DOCS_RESULTS_LIMIT
     ):
         index_builder["validation_results_limit"] = DATA_DOCS_RESULTS_LIMIT
         variables.data_docs_sites = sites
         changed = True
+    if site and _offline_site(site):
+        variables.data_docs_sites = sites
+        changed = True
     if changed:
         variables.save()
     return context
+
+
+def _offline_site(site: dict[str, Any]) -> bool:
+    """Make the Data Docs site `site` (its config) one that works offline, built by
+    `ledger_engine.audit.data_docs.OfflineSiteBuilder` (no asset from a CDN in any page);
+    whether it changed."""
+    from ledger_engine.audit.data_docs import MODULE, SITE_BUILDER
+
+    wanted = {"class_name": SITE_BUILDER, "module_name": MODULE}
+    if all(site.get(key) == value for key, value in wanted.items()):
+        return False
+    site.update(wanted)
+    return True
 
 
 def _progress_bars_on(bars: Any) -> bool:
