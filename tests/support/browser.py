@@ -33,11 +33,20 @@ class Rendered:
 
 
 def render(
-    page: Path, scratch: Path, screenshot: Path | None = None, *, height: int = 2400
+    page: Path,
+    scratch: Path,
+    screenshot: Path | None = None,
+    *,
+    height: int = 2400,
+    settle_ms: int | None = None,
+    dark: bool = False,
 ) -> Rendered:
     """Open `page` in headless Chromium, in a window 1280 wide and `height` high (the
     screenshot's size): its DOM after the scripts ran, its console, and the network requests
-    it made (from Chromium's net log)."""
+    it made (from Chromium's net log). With `settle_ms`, the DOM is read that many (virtual)
+    milliseconds after the page began loading rather than once it has loaded: time for what
+    the page does after its load event (a webfont, a promise) to end. With `dark`, the page
+    is shown in the dark colour scheme (`prefers-color-scheme: dark`)."""
     if not CHROMIUM.exists():
         pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (scripts/test.sh does)")
     profile = scratch / f"chromium-profile-{page.stem}"
@@ -62,6 +71,10 @@ def render(
     ]
     if screenshot is not None:
         command.append(f"--screenshot={screenshot}")
+    if settle_ms is not None:
+        command.append(f"--virtual-time-budget={settle_ms}")
+    if dark:
+        command.append("--force-dark-mode")
     done = subprocess.run(
         [*command, page.as_uri()], capture_output=True, text=True, timeout=120, check=False
     )
