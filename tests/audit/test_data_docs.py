@@ -30,6 +30,11 @@ from sqlalchemy import text
 
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.audit.batch_expectations import run_batch_expectations
+from ledger_engine.audit.data_docs import (
+    OfflineIndexPageView,
+    OfflinePageView,
+    OfflineSiteBuilder,
+)
 from ledger_engine.audit.expectations import run_expectations
 from ledger_engine.audit.findings import CheckResult
 from ledger_engine.config import PROJECT_ROOT
@@ -245,6 +250,24 @@ def test_every_asset_a_page_names_is_a_file_of_the_site(site: Site) -> None:
 
 
 # --- What the site is made of --------------------------------------------------------------
+
+
+def test_every_page_of_the_site_is_rendered_by_an_offline_view(tmp_path: Path) -> None:
+    context = great_expectations.get_context(mode="file", project_root_dir=tmp_path)
+
+    builder = OfflineSiteBuilder(
+        context,
+        {"class_name": "TupleFilesystemStoreBackend", "base_directory": "data_docs/"},
+        site_name="local_site",
+        site_section_builders={"profiling": "None"},  # a section turned off stays off
+        runtime_environment={"root_directory": tmp_path},
+    )
+
+    sections = builder.site_section_builders
+    assert set(sections) == {"expectations", "validations"}
+    assert all(isinstance(s.view_class, OfflinePageView) for s in sections.values())
+    assert isinstance(builder.site_index_builder.view_class, OfflineIndexPageView)
+
 
 MANIFEST_ROW = re.compile(r"^\| `(?P<path>[^`]+)` \| .* \| (?P<sha256>[0-9a-f]{64}) \|$")
 

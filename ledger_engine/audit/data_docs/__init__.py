@@ -49,7 +49,6 @@ MODULE = __name__  # the `module_name` of the site and its views in the project'
 SITE_BUILDER = "OfflineSiteBuilder"  # the site's `class_name`
 # The site's sections (Great Expectations' `SiteBuilder` defaults), each rendered by our view.
 SECTIONS = ("expectations", "validations", "profiling")
-_FALSEY = (None, False, "None", "none", "False", "false", "FALSE", "0", 0)
 VENDOR = "vendor"  # the folder of the assets, under the package's and the site's `static/`
 
 
@@ -101,7 +100,7 @@ class OfflineSiteBuilder(SiteBuilder):
         sections = dict(site_section_builders or {})
         for name in SECTIONS:
             given = sections.get(name, {})
-            if given in _FALSEY:  # a section the config turns off stays off
+            if not isinstance(given, Mapping):  # turned off ("None", false, ...): stays off
                 continue
             sections[name] = {**given, "view": PAGE_VIEW}
         index = {"class_name": "DefaultSiteIndexBuilder", **(site_index_builder or {})}
