@@ -25,6 +25,7 @@ from ledger_engine.core.records import Event
 from ledger_engine.pipeline.inbox import write_event_files
 from ledger_engine.store.database import connect, ledger_url
 from tests.dags.conftest import LOG_RECORD, Runner, task_log_lines
+from tests.support.html_page import read_page
 
 DAG_ID = "ledger_pipeline"
 TASKS = [
@@ -169,6 +170,7 @@ def test_a_run_commits_every_event_and_passes_every_audit(
     summary = first_run["xcom"]["run_micro_batches"]
     expected_batches = -(-EVENTS // EVENTS_PER_FILE) // FILES_PER_BATCH
     assert summary["batches"] == expected_batches
+    assert (summary["first_batch"], summary["last_batch"]) == (0, expected_batches - 1)
     assert summary["ingested"] == EVENTS
     assert summary["applied"] + summary["rejected"] + summary["duplicates"] == EVENTS
     assert summary["applied"] > 0
@@ -199,7 +201,19 @@ def test_a_run_commits_every_event_and_passes_every_audit(
     page = Path(report["report"])
     assert page.parent == ledger.data_dir / "reports"
     assert "All audits passed." in page.read_text(encoding="utf-8")
-    assert (page.parent / "index.html").is_file()
+    # The page says which DAG run wrote it and which batches that run added; the index too.
+    shown = read_page(page)
+    run = first_run["run_id"]
+    assert shown.text_in("written-by") == (
+        f"Written by DAG {DAG_ID}, DAG run {run}, task write_audit_report."
+    )
+    added = f"batches 0–{expected_batches - 1}"
+    assert shown.text_in("batches-added").startswith(
+        f"The pipeline run before this audit added {added}: {expected_batches} batches of"
+        f" {EVENTS:,} events"
+    )
+    row = read_page(page.parent / "index.html").text_in(page.stem)
+    assert f"airflow {DAG_ID} {run} (task write_audit_report) {added}, {EVENTS:,} events" in row
 
 
 # --- The micro-batch task's log ---------------------------------------------------------------

@@ -44,6 +44,7 @@ from tests.dags.conftest import (
 from tests.support.bank import deposit
 from tests.support.database import rows
 from tests.support.events import event_file
+from tests.support.html_page import read_page
 from tests.support.statements import Entry, Statement, camt053_document
 
 DAG_ID = "ledger_reconcile"
@@ -352,6 +353,15 @@ def test_a_run_records_the_statements_breaks_and_writes_its_page_green(
     assert page.parent == deployment.data_dir / "reports"
     assert first["xcom"]["write_reconciliation_page"]["run_ids"] == [part["run_id"]]
     assert f"airflow {DAG_ID} {first['run_id']}" in html.unescape(page.read_text(encoding="utf-8"))
+    # The page names this DAG run and its task, and the batches its run read; the index too.
+    shown = read_page(page)
+    assert shown.text_in("written-by") == (
+        f"Written by DAG {DAG_ID}, DAG run {first['run_id']}, task write_reconciliation_page."
+    )
+    assert shown.text_in("batches-read") == "Its runs read batch 0 of the ledger anew."
+    index = read_page(page.parent / "index.html")
+    who = f"airflow {DAG_ID} {first['run_id']} (task write_reconciliation_page)"
+    assert who in index.text_in(page.stem)
 
 
 def test_a_second_run_with_nothing_new_records_a_run_that_changes_nothing(
