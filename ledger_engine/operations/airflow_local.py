@@ -60,6 +60,7 @@ READY_TIMEOUT_SECONDS = 300.0  # a cold start on a busy 2-core machine takes abo
 STOP_GRACE_SECONDS = 30.0  # for a running task to be told, and the components to end
 POLL_SECONDS = 0.5
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+STOP_REQUESTED = "stop requested"  # why a wait ended that is no failure
 
 Say = Callable[[str], None]
 
@@ -227,7 +228,7 @@ class AirflowStack:
         deadline = time.monotonic() + timeout
         while not done():
             if stop.requested.is_set():
-                return "stop requested"
+                return STOP_REQUESTED
             if ended := self._ended():
                 return "ended: " + ", ".join(f"{n} (exit {c})" for n, c in ended.items())
             if time.monotonic() > deadline:
@@ -252,7 +253,8 @@ class AirflowStack:
         return 0 if outcome is None else 1
 
     def _serve(self, stop: StopRequest) -> str | None:
-        """Start, then wait for the stop request; a reason if the stack failed instead."""
+        """Start, then wait for the stop request (which may come at any point); a reason if
+        the stack failed instead."""
         started = time.monotonic()
         env = self._prepare()
         if env is None:
@@ -274,8 +276,7 @@ class AirflowStack:
         if why is not None:
             return self._failed(why)
         self._announce(url, time.monotonic() - started)
-        why = self._wait(stop, lambda: False, float("inf"))
-        return None if why == "stop requested" else self._failed(why)
+        return self._failed(self._wait(stop, lambda: False, float("inf")))
 
     def _prepare(self) -> dict[str, str] | None:
         """The components' environment, once the database is up; None if the port is taken."""
@@ -315,14 +316,17 @@ class AirflowStack:
         )
         self.say("Ctrl-C stops Airflow and every process it started")
 
-    def _failed(self, why: str) -> str:
-        if why != "stop requested":
-            self.say(f"Airflow did not run: {why}")
-            for name, code in self.group.exited().items():
-                if name not in COMPONENTS and code == 0:
-                    continue
-                self.say(f"--- end of {self.logs / f'{name}.log'} ---")
-                self.say(log_tail(self.logs / f"{name}.log"))
+    def _failed(self, why: str) -> str | None:
+        """`why` the stack stopped, told with the end of the logs of what ended; None for a
+        stop request, which is no failure."""
+        if why == STOP_REQUESTED:
+            return None
+        self.say(f"Airflow did not run: {why}")
+        for name, code in self.group.exited().items():
+            if name not in COMPONENTS and code == 0:
+                continue
+            self.say(f"--- end of {self.logs / f'{name}.log'} ---")
+            self.say(log_tail(self.logs / f"{name}.log"))
         return why
 
     def _stop(self) -> list:
