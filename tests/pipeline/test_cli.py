@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.html_page import read_page
+
 LEDGER = [sys.executable, "-m", "ledger_engine.cli"]
 
 
@@ -33,7 +35,16 @@ def test_demo_runs_the_pipeline_and_every_audit_passes(env, tmp_path: Path) -> N
     demo = ledger(env, "demo", "--events", "3000", "--accounts", "100")
     assert demo.returncode == 0, demo.stdout + demo.stderr
     assert "3000" in demo.stdout and "FAILED" not in demo.stdout
-    assert list((tmp_path / "reports").glob("audit-*.html"))
+    # Its two pages say the demo wrote them, and its reconciliation links to its audit: the
+    # batches the run added are the ones both are about.
+    [audit_page] = (tmp_path / "reports").glob("audit-*.html")
+    [reconciliation_page] = (tmp_path / "reports").glob("reconciliation-*.html")
+    for page in (audit_page, reconciliation_page):
+        said = read_page(page).text_in("written-by")
+        assert said.startswith("Written by command ledger demo, host "), said
+    linked = read_page(reconciliation_page).find("a", inside="linked-pages")
+    own_row = f"index.html#{reconciliation_page.stem}"
+    assert [a.attrs["href"] for a in linked] == [audit_page.name, own_row]
     # The bank declares a statement source: the demo lands a day's statement with one
     # difference of each kind and reconciles it, leaving breaks to work.
     assert "landed a statement of" in demo.stdout
