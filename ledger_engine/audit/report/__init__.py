@@ -31,11 +31,20 @@ is rebuilt after every run.
 A reconciliation (`ledger reconcile`, the `ledger_reconcile` DAG) has a page of its own,
 `reconciliation-<stamp>.html`, listed in the same index: see `reconciliation`.
 
+Every page says where it comes from: who wrote it (a `provenance.Provenance` its entry point
+hands down: an Airflow DAG run's task, or a `ledger` command on a host), which batches the
+pipeline run before an audit added (or else those the audit covered), and the pages of the
+other kind about the same batches (`links`: the later page links to the earlier, every page
+to its row of the index, which lists every link both ways). Its summary keeps them, and the
+index shows them.
+
 The package, one idea a module:
 
 - `queries`: the SQL reads of the ledger and the dataclasses they fill (`LedgerView`);
 - `store`: the folder of pages: writing a page, its summary and the index, atomically;
 - `naming`: the names of those files;
+- `provenance`: who wrote a page, and the spans of batches pages are about;
+- `links`: which audit pages and reconciliation pages link to each other, and why;
 - `context`: what a page and the index show, derived from an `AuditReport` and a `LedgerView`;
 - `render`: the HTML, from the Jinja2 templates in `templates/` (autoescaped);
 - `formats`: how numbers, times and counts read (the templates' filters);
