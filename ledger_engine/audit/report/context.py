@@ -236,17 +236,14 @@ class BatchesView:
     totals: Totals | None
 
 
-def batches_view(
-    run: RunBatches | None, scope: AuditScope | None, totals: Totals | None
-) -> BatchesView | None:
-    """What an audit page says of its batches: the run's (`run` given), else the scope's
-    (None without a scope either); `totals` are the sums over the span."""
+def batches_view(run: RunBatches | None, scope: AuditScope | None) -> BatchesView | None:
+    """Which batches an audit page is about: the run's (`run` given), else the scope's (None
+    without a scope either); their sums not read yet (`store` reads them)."""
     if run is not None:
-        return BatchesView(True, run.span, totals if run.span is not None else None)
+        return BatchesView(True, run.span, None)
     if scope is None:
         return None
-    span = BatchSpan.between(scope.first_batch, scope.last_batch)
-    return BatchesView(False, span, totals if span is not None else None)
+    return BatchesView(False, BatchSpan.between(scope.first_batch, scope.last_batch), None)
 
 
 def batches_summary(batches: BatchesView | None) -> dict[str, Any] | None:

@@ -16,6 +16,7 @@ import os
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -83,11 +84,10 @@ def write_report(
 
 def _batches(engine: Engine, report: AuditReport, run: RunBatches | None) -> BatchesView | None:
     """The batches the page is about (the run's, else the audit's scope), with their sums."""
-    found = batches_view(run, report.scope, None)
+    found = batches_view(run, report.scope)
     if found is None or found.span is None:
         return found
-    totals = read_span(engine, found.span.first, found.span.last)
-    return batches_view(run, report.scope, totals)
+    return replace(found, totals=read_span(engine, found.span.first, found.span.last))
 
 
 def write_summary(page: Path, summary: Mapping[str, Any]) -> None:
