@@ -11,8 +11,9 @@ process, which stops every process the stack started and exits 0.
 The stack is set up for a small machine and for this project:
 
 - `AIRFLOW_HOME` is `LEDGER_AIRFLOW_HOME` (`var/airflow`): Airflow's config (written on the
-  first start, with its secrets), its SQLite metadata database, its logs, the generated login;
-  the component's own output goes to `logs/stack/<component>.log` in it;
+  first start, with its secrets), its metadata database (SQLite, unless
+  `AIRFLOW__DATABASE__SQL_ALCHEMY_CONN` names another), its logs, the generated login; each
+  component's own output goes to `logs/stack/<component>.log` in it;
 - the DAGs folder is the project's `dags/`, without Airflow's examples; new DAGs start paused;
 - the API server listens on 127.0.0.1 only, at `LEDGER_AIRFLOW_PORT` (0: a free port), with
   one worker; the log servers on free ports (they listen on every interface: Airflow has no
@@ -56,7 +57,7 @@ HEARTBEATS = {
     "triggerer": "latest_triggerer_heartbeat",
     "dag_processor": "latest_dag_processor_heartbeat",
 }
-READY_TIMEOUT_SECONDS = 300.0  # a cold start on a busy 2-core machine takes about a minute
+READY_TIMEOUT_SECONDS = 300.0  # a cold start takes 10 to 25 s on a busy 2-core machine
 STOP_GRACE_SECONDS = 30.0  # for a running task to be told, and the components to end
 POLL_SECONDS = 0.5
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -114,7 +115,10 @@ def airflow_environment(
         "PATH": os.pathsep.join(filter(None, [venv_bin, env.get("PATH")])),
         "PYSPARK_PYTHON": env.get("PYSPARK_PYTHON") or sys.executable,
         "AIRFLOW_HOME": str(home),
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
+        # SQLite in the home, unless the caller chose a database (PostgreSQL, say).
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": (
+            env.get("AIRFLOW__DATABASE__SQL_ALCHEMY_CONN") or f"sqlite:///{home / 'airflow.db'}"
+        ),
         "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS_FOLDER),
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
         "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
