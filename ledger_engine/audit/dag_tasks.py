@@ -189,7 +189,9 @@ def report_task(
             run=run,
         )
     log.info("audit report: %s (index: %s)", page, page.parent / "index.html")
-    if mark is not None:
+    if mark is not None and mark.first_batch > mark.audited_through:
+        log.info("audit mark: no batch added since the last audit")
+    elif mark is not None:
         log.info("audit mark: batches %d to %d proven", mark.first_batch, mark.audited_through)
 
     failures = report.failures()
