@@ -26,10 +26,17 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 DAGS_FOLDER = REPO_ROOT / "dags"
 RUNNER = Path(__file__).with_name("dag_runner.py")
 TRIGGER_WATCH = Path(__file__).with_name("trigger_watch.py")
+# ledger_pipeline's tasks, in their order.
+PIPELINE_TASKS = [
+    "run_micro_batches",
+    "great_expectations_checkpoint",
+    "merkle_snapshot_check",
+    "write_audit_report",
+]
 SUBPROCESS_TIMEOUT = 600  # seconds; a whole dag.test() takes well under a minute here
 
 
-def _inherited_environment() -> dict[str, str]:
+def inherited_environment() -> dict[str, str]:
     """This process's environment without any Airflow or ledger setting of the caller's."""
     return {
         key: value
@@ -125,7 +132,7 @@ def airflow_base_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]
     """Environment of an Airflow installation of its own: a temporary AIRFLOW_HOME, a SQLite
     metadata database in it, this repository's dags/ and no example DAGs."""
     home = tmp_path_factory.mktemp("airflow_home")
-    return _inherited_environment() | {
+    return inherited_environment() | {
         "AIRFLOW_HOME": str(home),
         "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS_FOLDER),
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",

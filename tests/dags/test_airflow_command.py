@@ -38,16 +38,11 @@ from sqlalchemy import Engine, text
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.pipeline.inbox import write_event_files
 from ledger_engine.store.database import connect, ledger_url
-from tests.dags.conftest import REPO_ROOT, _inherited_environment
+from tests.dags.conftest import PIPELINE_TASKS, REPO_ROOT, inherited_environment
 from tests.support.bank import deposit, transfer
 
 DAG_ID = "ledger_pipeline"
-TASKS = [
-    "run_micro_batches",
-    "great_expectations_checkpoint",
-    "merkle_snapshot_check",
-    "write_audit_report",
-]
+TASKS = PIPELINE_TASKS
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = REPO_ROOT / "test-artifacts" / "airflow-ui"
 MARKER = "_LEDGER_STACK"
@@ -224,7 +219,7 @@ def stack(ledger_database_url: str, tmp_path_factory: pytest.TempPathFactory) ->
     workdir = tmp_path_factory.mktemp("airflow_command")
     data_dir = workdir / "ledger"
     write_event_files(EVENTS, data_dir / "inbox", events_per_file=len(EVENTS))
-    env = _inherited_environment() | {
+    env = inherited_environment() | {
         "LEDGER_DATABASE_URL": ledger_database_url,
         "LEDGER_DATA_DIR": str(data_dir),
         "LEDGER_SPARK_MASTER": "local[2]",

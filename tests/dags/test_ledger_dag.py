@@ -24,16 +24,11 @@ from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.core.records import Event
 from ledger_engine.pipeline.inbox import write_event_files
 from ledger_engine.store.database import connect, ledger_url
-from tests.dags.conftest import LOG_RECORD, Runner, task_log_lines
+from tests.dags.conftest import LOG_RECORD, PIPELINE_TASKS, Runner, task_log_lines
 from tests.support.html_page import read_page
 
 DAG_ID = "ledger_pipeline"
-TASKS = [
-    "run_micro_batches",
-    "great_expectations_checkpoint",
-    "merkle_snapshot_check",
-    "write_audit_report",
-]
+TASKS = PIPELINE_TASKS
 AUDIT_TASKS = ["great_expectations_checkpoint", "merkle_snapshot_check"]
 EVENTS = 2_000
 ACCOUNTS = 100
