@@ -635,13 +635,12 @@ def _utc(moment: datetime) -> str:
 
 def cmd_psql(settings: Settings, args: argparse.Namespace) -> int:
     """Open psql (the one shipped with the embedded server) on the ledger's schema."""
-    from pgserver.postgres_server import POSTGRES_BIN_PATH
-
     from ledger_engine.apps import load_ledger
     from ledger_engine.store.database import database_url, ledger_url, libpq_url
+    from ledger_engine.store.embedded import psql_path
 
     url = libpq_url(ledger_url(database_url(settings), load_ledger(settings.app)))
-    psql = str(POSTGRES_BIN_PATH / "psql")
+    psql = str(psql_path())
     os.execv(psql, [psql, url, *args.psql_args])
     return 0  # not reached
 

@@ -22,6 +22,14 @@ import pgserver  # noqa: E402 - after the warning filter
 logging.getLogger("pgserver").setLevel(logging.WARNING)
 
 
+def psql_path() -> Path:
+    """The `psql` shipped with the embedded server (imported through this module, so that
+    pgserver's runtime-folder warning stays filtered)."""
+    from pgserver.postgres_server import POSTGRES_BIN_PATH
+
+    return Path(POSTGRES_BIN_PATH) / "psql"
+
+
 def start_embedded(pgdata: Path, *, keep_running: bool) -> str:
     """Start (or reuse) the server in `pgdata` and return its SQLAlchemy URL.
 

@@ -60,6 +60,7 @@ def test_demo_runs_the_pipeline_and_every_audit_passes(env, tmp_path: Path) -> N
     psql = ledger(env, "psql", "-tAc", "SELECT count(*) FROM reconciled_balances")
     assert psql.returncode == 0, psql.stderr
     assert int(psql.stdout.strip()) == 100
+    assert psql.stderr == "", "no warning of the embedded server's package"
 
     audit = ledger(env, "audit")
     assert audit.returncode == 0, audit.stdout
