@@ -104,8 +104,12 @@ def on_asset_and_schedule(asset: Asset, schedule: str | None) -> Asset | AssetOr
 def on_clock(schedule: str) -> CronTriggerTimetable:
     """A run at every tick of `schedule` (a cron expression or preset, in UTC as every ledger
     DAG's), the first at the next tick after the DAG is first seen: never one for a tick that
-    passed before it was switched on (`run_immediately=False`; see `ledger_dag`)."""
-    return CronTriggerTimetable(schedule, timezone="UTC", run_immediately=False)
+    passed before it was switched on (see `ledger_dag`).
+
+    `run_immediately` is a zero `timedelta`, not False: Airflow 3.3 treats False as its default
+    and still runs the tick that passed when the DAG is switched on within 10% of the interval
+    (at least 5 minutes) after it, so a daily DAG switched on before 02:24 UTC ran at once."""
+    return CronTriggerTimetable(schedule, timezone="UTC", run_immediately=timedelta(0))
 
 
 def audit_part(part: str, kind: str, timeout: timedelta) -> XComArg:

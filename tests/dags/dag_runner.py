@@ -46,6 +46,7 @@ def parse(dags_folder: Path) -> dict[str, Any]:
             # A clock's cron expression (a preset spelled out), the asset's timetable's if any.
             "cron": getattr(getattr(dag.timetable, "timetable", dag.timetable), "expression", None),
             "first_run": _first_run(dag, parsed_at),
+            "first_run_just_after_a_tick": _first_run(dag, JUST_AFTER_A_TICK),
             "catchup": dag.catchup,
             "max_active_runs": dag.max_active_runs,
             "tags": sorted(dag.tags),
@@ -71,18 +72,30 @@ def parse(dags_folder: Path) -> dict[str, Any]:
     }
 
 
-def _first_run(dag: Any, parsed_at: datetime) -> str | None:
-    """When the scheduler would start the DAG's first automated run, as it decides it (from the
-    serialized DAG, with no run before): "at once" for a time not after `parsed_at` (the run a
-    DAG switched on would start immediately), an ISO time for a later one, None for none (an
-    asset-only schedule)."""
+# A minute after a tick of every ledger clock (midnight UTC; a quarter past, on the quarter):
+# Airflow's cron timetable used to run a DAG switched on this soon after a tick at once.
+JUST_AFTER_A_TICK = datetime(2026, 1, 1, 0, 1, tzinfo=UTC)
+
+
+def _first_run(dag: Any, now: datetime) -> str | None:
+    """When the scheduler would start the DAG's first automated run if it were switched on at
+    `now`, as it decides it (from the serialized DAG, with no run before): "at once" for a time
+    not after `now`, an ISO time for a later one, None for none (an asset-only schedule).
+    The cron timetable reads the clock through `airflow.timetables.trigger.utcnow`, which is
+    set to `now` meanwhile."""
     from airflow.serialization.serialized_objects import DagSerialization
+    from airflow.timetables import trigger
 
     serialized = DagSerialization.from_dict(DagSerialization.to_dict(dag))
-    info = serialized.next_dagrun_info(last_automated_run_info=None)
+    clock = trigger.utcnow
+    trigger.utcnow = lambda: now
+    try:
+        info = serialized.next_dagrun_info(last_automated_run_info=None)
+    finally:
+        trigger.utcnow = clock
     if info is None:
         return None
-    return "at once" if info.run_after <= parsed_at else info.run_after.isoformat()
+    return "at once" if info.run_after <= now else info.run_after.isoformat()
 
 
 def run(dags_folder: Path, dag_id: str) -> dict[str, Any]:

@@ -108,5 +108,14 @@ def test_switching_a_dag_on_starts_no_run_by_itself(
         if dag_id != "ledger_pipeline":
             assert (tick.hour, tick.minute, tick.second) == (0, 0, 0), (dag_id, first)
             assert tick - datetime.now(UTC) <= timedelta(days=1), (dag_id, first)
+    # Switched on a minute after a tick, too: Airflow's default runs the tick that just passed
+    # within 10% of the interval (at least 5 minutes) of it, and `run_immediately=False` keeps
+    # that default; the ledger DAGs wait for the next tick whatever the time.
+    just_after = {d: dag["first_run_just_after_a_tick"] for d, dag in on_clock["dags"].items()}
+    assert just_after == {
+        "ledger_pipeline": "2026-01-01T00:15:00+00:00",
+        "ledger_replay": "2026-01-02T00:00:00+00:00",
+        "ledger_reconcile": "2026-01-02T00:00:00+00:00",
+    }
     on_events = dag_runner("parse", airflow_base_env, tmp_path, "events")
     assert on_events["dags"]["ledger_pipeline"]["first_run"] is None
