@@ -26,6 +26,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 DAGS_FOLDER = REPO_ROOT / "dags"
 RUNNER = Path(__file__).with_name("dag_runner.py")
 TRIGGER_WATCH = Path(__file__).with_name("trigger_watch.py")
+DAG_SCHEDULE = Path(__file__).with_name("dag_schedule.py")
 # ledger_pipeline's tasks, in their order.
 PIPELINE_TASKS = [
     "run_micro_batches",
@@ -92,6 +93,11 @@ def python_json(*args: str, env: dict[str, str], cwd: Path = REPO_ROOT) -> Any:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def schedule_of(dag_id: str, env: dict[str, str]) -> dict[str, Any]:
+    """What `dag_id`'s schedule says as Airflow parsed it with `env` (`dag_schedule.py`)."""
+    return python_json(str(DAG_SCHEDULE), str(DAGS_FOLDER), dag_id, env=env)
 
 
 def run_dag_runner(

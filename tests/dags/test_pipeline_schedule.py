@@ -18,7 +18,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from tests.dags.conftest import DAGS_FOLDER, TRIGGER_WATCH, python_json
+from tests.dags.conftest import TRIGGER_WATCH, python_json, schedule_of
 from tests.support.bank import deposit
 from tests.support.events import event_file
 
@@ -26,49 +26,12 @@ DAG_ID = "ledger_pipeline"
 FIRST = event_file([deposit("d1", "alice", 10_000)])
 LATER = event_file([deposit("d2", "alice", 5_000)])
 
-# Run in a subprocess: what the DAG's schedule says, read from the DAG object Airflow parsed,
-# the watchers' triggers rebuilt from their serialized form as the triggerer rebuilds them,
-# and each task's outlets.
-SCHEDULE = """
-import importlib, json, sys
-from airflow.models import DagBag
-
-def import_string(classpath):  # as the triggerer finds a trigger's class
-    module, _, name = classpath.rpartition(".")
-    return getattr(importlib.import_module(module), name)
-
-dag = DagBag(dag_folder=sys.argv[1]).dags[sys.argv[2]]
-timetable = dag.timetable
-assets = getattr(timetable, "asset_condition", None)
-watchers = []
-for watcher in getattr(assets, "watchers", None) or []:
-    classpath, kwargs = watcher.trigger.serialize()
-    rebuilt = import_string(classpath)(**kwargs)
-    watchers.append({
-        "name": watcher.name,
-        "classpath": classpath,
-        "kwargs": kwargs,
-        "rebuilt": rebuilt.serialize() == (classpath, kwargs),
-    })
-print(json.dumps({
-    "timetable": type(timetable).__name__,
-    "cron": getattr(timetable, "expression", None),
-    "asset": {"name": assets.name, "uri": assets.uri} if assets is not None else None,
-    "watchers": watchers,
-    "outlets": {t.task_id: [o.name for o in t.outlets] for t in dag.tasks if t.outlets},
-}))
-"""
-
-
-def schedule_of(env: dict[str, str]) -> dict[str, Any]:
-    return python_json("-c", SCHEDULE, str(DAGS_FOLDER), DAG_ID, env=env)
-
 
 def test_it_runs_when_event_files_land_and_publishes_the_committed_batches(
     airflow_base_env: dict[str, str],
 ) -> None:
     inbox = Path("/srv/ledger/inbox")
-    schedule = schedule_of(airflow_base_env | {"LEDGER_INBOX": str(inbox)})
+    schedule = schedule_of(DAG_ID, airflow_base_env | {"LEDGER_INBOX": str(inbox)})
 
     assert schedule["timetable"] == "AssetTriggeredTimetable", "no clock: files, or by hand"
     assert schedule["asset"] == {"name": "ledger_events", "uri": inbox.as_uri()}
@@ -84,7 +47,7 @@ def test_it_runs_when_event_files_land_and_publishes_the_committed_batches(
 
 
 def test_a_cron_setting_runs_it_on_the_clock_only(airflow_base_env: dict[str, str]) -> None:
-    schedule = schedule_of(airflow_base_env | {"LEDGER_DAG_SCHEDULE": "*/15 * * * *"})
+    schedule = schedule_of(DAG_ID, airflow_base_env | {"LEDGER_DAG_SCHEDULE": "*/15 * * * *"})
 
     assert schedule["timetable"] == "CronTriggerTimetable"
     assert schedule["cron"] == "*/15 * * * *"

@@ -40,6 +40,7 @@ from tests.dags.conftest import (
     TRIGGER_WATCH,
     python_json,
     run_logged,
+    schedule_of,
 )
 from tests.support.bank import deposit
 from tests.support.database import rows
@@ -84,43 +85,6 @@ def bank_sources() -> Sources:
 
 # --- Parsing ------------------------------------------------------------------------------
 
-# Run in a subprocess (see conftest.py): what the DAG's schedule says, read from the DAG
-# object Airflow parsed, and the watcher's trigger rebuilt from its serialized form as the
-# triggerer rebuilds it.
-SCHEDULE = """
-import importlib, json, sys
-from airflow.models import DagBag
-
-def import_string(classpath):  # as the triggerer finds a trigger's class
-    module, _, name = classpath.rpartition(".")
-    return getattr(importlib.import_module(module), name)
-
-dag = DagBag(dag_folder=sys.argv[1]).dags["ledger_reconcile"]
-timetable = dag.timetable
-assets = getattr(timetable, "asset_condition", None)
-cron = getattr(timetable, "timetable", None)
-watchers = []
-for watcher in assets.watchers:
-    classpath, kwargs = watcher.trigger.serialize()
-    rebuilt = import_string(classpath)(**kwargs)
-    watchers.append({
-        "name": watcher.name,
-        "classpath": classpath,
-        "kwargs": kwargs,
-        "rebuilt": rebuilt.serialize() == (classpath, kwargs),
-    })
-print(json.dumps({
-    "timetable": type(timetable).__name__,
-    "cron": getattr(cron, "expression", None),
-    "asset": {"name": assets.name, "uri": assets.uri},
-    "watchers": watchers,
-}))
-"""
-
-
-def schedule_of(env: dict[str, str]) -> dict[str, Any]:
-    return python_json("-c", SCHEDULE, str(DAGS_FOLDER), env=env)
-
 
 def test_the_reconcile_dag_parses_reading_only_the_settings(parsed: dict) -> None:
     assert parsed["import_errors"] == {}
@@ -141,7 +105,7 @@ def test_it_reconciles_then_writes_the_page_one_run_at_a_time(parsed: dict) -> N
 
 def test_it_runs_when_a_statement_lands_and_daily(airflow_base_env: dict[str, str]) -> None:
     statements = Path("/srv/ledger/statements")
-    schedule = schedule_of(airflow_base_env | {"LEDGER_STATEMENTS": str(statements)})
+    schedule = schedule_of(DAG_ID, airflow_base_env | {"LEDGER_STATEMENTS": str(statements)})
 
     assert schedule["timetable"] == "AssetOrTimeSchedule"
     assert schedule["cron"] == "0 0 * * *", "@daily"
@@ -160,8 +124,9 @@ def test_the_daily_run_can_be_turned_off_and_the_watcher_slowed(
     airflow_base_env: dict[str, str],
 ) -> None:
     schedule = schedule_of(
+        DAG_ID,
         airflow_base_env
-        | {"LEDGER_RECONCILE_SCHEDULE": "none", "LEDGER_STATEMENT_POLL_SECONDS": "300"}
+        | {"LEDGER_RECONCILE_SCHEDULE": "none", "LEDGER_STATEMENT_POLL_SECONDS": "300"},
     )
 
     assert schedule["timetable"] == "AssetTriggeredTimetable", "statements and by hand only"
