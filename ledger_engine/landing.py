@@ -13,7 +13,7 @@ differ only in what a landed file is and how a run records that it took one; the
 - `Accounted` remembers what it has fired for, so that a file waiting for its run fires once,
   not at every poll (after a restart of the triggerer a file still waiting fires once more:
   its run finds nothing new and changes nothing);
-- `whole_files` lists a folder as its reader does: hidden names are files still landing.
+- what lies whole in a folder is `ledger_engine.landed_files.whole_files`'s to list.
 
 The DAG processor imports the triggers to build the watchers, so this module imports only
 Airflow's trigger base: what a trigger needs of the platform (settings, ledger, database) it
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Hashable, Iterable
-from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
 from airflow.triggers.base import BaseEventTrigger, TriggerEvent
@@ -55,19 +54,6 @@ class Accounted(Generic[File]):
         fresh = landed - self.known
         self.known |= fresh
         return fresh - taken(fresh) if fresh else set()
-
-
-def whole_files(folder: Path, *, suffix: str = "", hidden: tuple[str, ...] = (".",)) -> list[Path]:
-    """The files lying whole in `folder` whose names end with `suffix`, as the folder's reader
-    lists them: no folders, and no names starting with one of `hidden` (`.name` is where
-    writers land a file before renaming it); none if the folder does not exist."""
-    if not folder.is_dir():
-        return []
-    return [
-        entry
-        for entry in folder.iterdir()
-        if not entry.name.startswith(hidden) and entry.name.endswith(suffix) and entry.is_file()
-    ]
 
 
 class LandedFilesTrigger(BaseEventTrigger):

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ledger_engine.core.ingest import event_to_line
 from ledger_engine.core.records import Event
+from ledger_engine.landed_files import whole_files
 
 EVENT_FILES = ".jsonl"  # the streaming source's `pathGlobFilter`, `*.jsonl`
 HIDDEN = (".", "_")  # names Hadoop's file listing, and so Spark's file source, skips
@@ -25,10 +26,7 @@ def landed_event_files(inbox: Path) -> list[Path]:
     """The event files lying whole in `inbox`, in name order, as the pipeline's streaming
     source lists them (`runtime.spark.streaming`): `*.jsonl` files, no hidden names (`.x`,
     `_x`: a writer lands a file under one, then renames it); none if there is no inbox."""
-    if not inbox.is_dir():
-        return []
-    names = (entry for entry in inbox.iterdir() if entry.name.endswith(EVENT_FILES))
-    return sorted(entry for entry in names if not entry.name.startswith(HIDDEN) and entry.is_file())
+    return sorted(whole_files(inbox, suffix=EVENT_FILES, hidden=HIDDEN))
 
 
 def write_event_files(

@@ -17,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ledger_engine.landing import Accounted, LandedFilesTrigger, whole_files
+from ledger_engine.landed_files import whole_files
+from ledger_engine.landing import Accounted, LandedFilesTrigger
 
 CLASSPATH = "ledger_engine.reconcile.trigger.StatementLanded"
 
