@@ -1,94 +1,51 @@
 """Shipping an application's own code to Spark's executors.
 
-A ledger's transaction and key functions are pickled by reference (module and name), so an
-executor must be able to import their module. The platform's own package and whatever is
-installed into the environment are importable there (the executors run the same
-environment); an application in the user's own module or package is not, on a standalone
-cluster nor even in `local[*]`, whose Python workers do not see the driver's `sys.path`.
-`ship_application` sends each such module with `SparkContext.addPyFile`: a module as its
-file, a package as a zip of its folder. Executors then import it like any other, so no user
-has to pass `--py-files`.
+An executor imports a ledger's functions by module and name, so it needs the user's modules
+and whatever of the user's they import (`ledger_engine.apps.user_code` finds them and packs
+them into one zip). The platform and the installed packages are there already: the executors
+run the same environment. Without shipping, a user's code is missing on a standalone cluster
+and even in `local[*]`, whose Python workers do not see the driver's `sys.path`.
+
+The zip goes as an archive (`SparkContext.addArchive`), which Spark unpacks on every node into
+a folder of the archive's name under SparkFiles' root, and that folder goes on the Python
+workers' path. Unpacked rather than imported from the zip itself (`addPyFile`): a package's
+module then has a real `__file__`, so a package can read the data files beside it, which it
+cannot from inside a zip.
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
-import os
-import sys
-import sysconfig
-import tempfile
-import zipfile
 from pathlib import Path
 
+from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
+from ledger_engine.apps.user_code import ApplicationCode, application_code, pack
 from ledger_engine.core.declarations import StreamingLedger
 
-_PLATFORM = "ledger_engine"
-# What each Spark application was sent already (by application id): addPyFile once per file.
-_SHIPPED: dict[str, set[Path]] = {}
+
+def ship_application(spark: SparkSession, ledger: StreamingLedger) -> Path | None:
+    """Make `ledger`'s code of the user's importable on `spark`'s executors; return the
+    archive sent, or `None` when the application has no code of the user's."""
+    return ship_code(spark.sparkContext, application_code(ledger))
 
 
-def application_modules(ledger: StreamingLedger) -> set[str]:
-    """The top-level modules or packages holding `ledger`'s transaction and key functions,
-    other than the platform's own and `__main__` (whose functions cloudpickle sends by value)."""
-    modules = set()
-    for stream in ledger.streams.values():
-        functions = [stream.fn, *(binding.key_fn for binding in stream.bindings)]
-        modules.update(getattr(fn, "__module__", None) or "__main__" for fn in functions)
-    tops = {name.split(".")[0] for name in modules}
-    return {top for top in tops if top not in (_PLATFORM, "__main__", "builtins")}
-
-
-def ship_application(spark: SparkSession, ledger: StreamingLedger) -> list[Path]:
-    """Send to the executors each module of `ledger`'s code that they cannot import from the
-    environment; return the files sent now."""
-    context = spark.sparkContext
-    shipped = _SHIPPED.setdefault(context.applicationId, set())
-    sent = []
-    for top in sorted(application_modules(ledger)):
-        path = _shippable(top)
-        if path is None or path in shipped:
-            continue
-        context.addPyFile(str(path))
-        shipped.add(path)
-        sent.append(path)
-    return sent
-
-
-def _shippable(top: str) -> Path | None:
-    """The file that carries module `top` to an executor, or `None` if it needs none."""
-    module = sys.modules.get(top)
-    spec = module.__spec__ if module is not None else importlib.util.find_spec(top)
-    if spec is None or spec.origin in (None, "built-in", "frozen"):
+def ship_code(context: SparkContext, code: ApplicationCode) -> Path | None:
+    """Send `code` to `context`'s executors, once per content (an unchanged application is
+    not sent again; a changed one goes under a new name)."""
+    archive = pack(code)
+    if archive is None:
         return None
-    origin = Path(spec.origin).resolve()
-    if _installed(origin):
-        return None
-    if spec.submodule_search_locations:  # a package: its whole folder
-        return _zip_package(top, origin.parent)
-    return origin
+    if archive.name not in _python_includes(context):
+        context.addArchive(str(archive))
+        _python_includes(context).append(archive.name)
+    return archive
 
 
-def _installed(path: Path) -> bool:
-    paths = sysconfig.get_paths()
-    roots = {Path(paths[key]).resolve() for key in ("purelib", "platlib", "stdlib")}
-    return any(path.is_relative_to(root) for root in roots)
-
-
-def _zip_package(name: str, folder: Path) -> Path:
-    """A zip of package `folder` (sources and data, no caches), named by its content so that
-    an unchanged package is not sent twice and a changed one is sent again."""
-    files = sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
-    digest = hashlib.sha256()
-    for path in files:
-        digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
-    target = Path(tempfile.gettempdir()) / f"ledger-app-{name}-{digest.hexdigest()[:16]}.zip"
-    if not target.exists():
-        partial = target.with_suffix(f".{os.getpid()}.partial")
-        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
-            for path in files:
-                archive.write(path, Path(name) / path.relative_to(folder))
-        partial.replace(target)
-    return target
+def _python_includes(context: SparkContext) -> list[str]:
+    """The names, relative to SparkFiles' root, that every Python worker puts on its path
+    before it unpickles a task: the list `addPyFile` appends a zip's name to. PySpark has no
+    public call for an unpacked archive, so ours goes on the same list."""
+    includes = context._python_includes
+    assert isinstance(includes, list), "PySpark no longer keeps _python_includes"
+    return includes
