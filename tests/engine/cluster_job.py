@@ -1,11 +1,12 @@
-"""Run a bank batch, and a batch of a user's own application loaded from its file (which the
-workers can only import if the platform sends it), with `run_spark` on a Spark master, and
-pickle the `RunResult`s to a file.
+"""Run a bank batch, a batch of a user's own application loaded from its file, and a batch of
+a user's application in several modules (`LEDGER_APP` given; the workers can only import
+either if the platform sends them), with `run_spark` on a Spark master, and pickle the
+`RunResult`s to a file.
 
 Used by `test_spark_cluster.py` in a process of its own: a process holds one SparkContext, and
 the test process's belongs to `local[2]`.
 
-    python cluster_job.py <master URL> <output path>
+    python -m tests.engine.cluster_job <master URL> <output path> <LEDGER_APP of a multi-module app>
 """
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ from ledger_engine.apps.bank.generator import generate_events
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.runtime.spark.batch import ExecutionOptions
 from ledger_engine.runtime.spark.session import build_session
+from tests.support.user_apps import user_app_events
 
 EVENTS = generate_events(3_000, accounts=200, seed=17, bad_fraction=0.03, duplicate_fraction=0.03)
 OPTIONS = ExecutionOptions(bins=2, rounds=2)
 WORKERS = 2
 USER_APP = f"{Path(__file__).parents[1] / 'support' / 'apps' / 'simple_trade.py'}:build_ledger"
 USER_EVENTS = dict(count=500, accounts=25, seed=9)
+MULTI_MODULE_EVENTS = dict(count=400, accounts=20, seed=10)
 
 
 def registered_executors(spark, wanted: int, timeout: float) -> int:
@@ -42,7 +45,7 @@ def registered_executors(spark, wanted: int, timeout: float) -> int:
         time.sleep(0.5)
 
 
-def main(master: str, output: str) -> None:
+def main(master: str, output: str, multi_module_app: str) -> None:
     spark = build_session(master, app_name="ledger-cluster-test", driver_memory="1g")
     try:
         executors = registered_executors(spark, WORKERS, timeout=120)
@@ -52,11 +55,21 @@ def main(master: str, output: str) -> None:
 
         user_events = sample_events(**USER_EVENTS)
         user_result = run_spark(spark, user_ledger, user_events, options=OPTIONS)
+        multi_module_events = user_app_events(**MULTI_MODULE_EVENTS)
+        multi_module_result = run_spark(
+            spark, load_ledger(multi_module_app), multi_module_events, options=OPTIONS
+        )
     finally:
         spark.stop()
+    results = {
+        "executors": executors,
+        "result": result,
+        "user_result": user_result,
+        "multi_module_result": multi_module_result,
+    }
     with open(output, "wb") as handle:
-        pickle.dump({"executors": executors, "result": result, "user_result": user_result}, handle)
+        pickle.dump(results, handle)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(sys.argv[1], sys.argv[2], sys.argv[3])

@@ -1,6 +1,7 @@
 """`run_spark` on a real Spark standalone cluster: a master and two workers on 127.0.0.1,
-started from the pip-installed pyspark, give the same result as `local[2]`, for the bank and
-for a user's application in a file of its own that the workers receive from the platform."""
+started from the pip-installed pyspark, give the same result as `local[2]`, for the bank, for
+a user's application in a file of its own, and for one in a package of several modules, which
+the workers receive from the platform."""
 
 from __future__ import annotations
 
@@ -17,14 +18,15 @@ from pathlib import Path
 
 import pyspark
 import pytest
-from cluster_job import EVENTS, OPTIONS, USER_APP, USER_EVENTS
+from cluster_job import EVENTS, MULTI_MODULE_EVENTS, OPTIONS, USER_APP, USER_EVENTS
 
 from ledger_engine import run_serial, run_spark
 from ledger_engine.apps import load_ledger
 from ledger_engine.apps.bank.ledger import build_ledger
+from tests.support.user_apps import Layout, user_app_events, write_user_app
 
 SPARK_HOME = Path(pyspark.__file__).parent
-HERE = Path(__file__).parent
+PROJECT = Path(__file__).parents[2]
 
 
 def free_port() -> int:
@@ -113,8 +115,12 @@ def cluster(tmp_path_factory) -> Iterator[str]:
 
 def test_a_batch_on_a_two_worker_cluster_equals_local_two(cluster: str, spark, tmp_path) -> None:
     output = tmp_path / "result.pickle"
+    # A package with a subpackage, relative imports, a data file and a call-time import.
+    layout = Layout(True, True, "call time", limit_from_data_file=True, odd_names=True)
+    multi_module = write_user_app(tmp_path / "their code", layout)
     subprocess.run(
-        [sys.executable, str(HERE / "cluster_job.py"), cluster, str(output)],
+        [sys.executable, "-m", "tests.engine.cluster_job", cluster, str(output), multi_module.spec],
+        cwd=PROJECT,
         check=True,
         timeout=600,
         env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"},
@@ -130,3 +136,7 @@ def test_a_batch_on_a_two_worker_cluster_equals_local_two(cluster: str, spark, t
 
     user_events = sample_events(**USER_EVENTS)
     assert on_cluster["user_result"] == run_serial(user_ledger, user_events)
+    multi_module_events = user_app_events(**MULTI_MODULE_EVENTS)
+    expected = run_serial(load_ledger(multi_module.spec), multi_module_events)
+    assert on_cluster["multi_module_result"] == expected
+    assert {r.detail for r in expected.rejections} >= {"over the limit", "insufficient funds"}
