@@ -28,7 +28,7 @@ from ledger_engine.core.records import canonical_json
 from ledger_engine.pipeline.inbox import write_event_files
 from ledger_engine.pipeline.job import PipelineReport, run_pipeline
 from ledger_engine.store.database import ledger_schema, open_store
-from ledger_engine.store.state import snapshot_rows
+from tests.support.database import committed_state
 
 TESTS = Path(__file__).parents[1]
 SIMPLE_TRADE = TESTS / "support" / "apps" / "simple_trade.py"
@@ -102,11 +102,10 @@ def test_the_pipeline_commits_what_the_serial_runner_computes(committed):
     assert report.total("applied") == expected.applied_count
     assert report.total("rejected") == len(expected.rejections)
     assert report.total("duplicates") == len(expected.duplicates)
+    assert committed_state(committed.settings, ledger) == expected.state
     engine = open_store(committed.settings)
     try:
         with engine.connect() as conn:
-            for table in ledger.tables.values():
-                assert dict(snapshot_rows(conn, table)) == expected.state[table.name], table.name
             schema = conn.exec_driver_sql("SELECT current_schema()").scalar()
     finally:
         engine.dispose()

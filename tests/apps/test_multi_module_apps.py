@@ -16,38 +16,43 @@ from ledger_engine.config import Settings
 from ledger_engine.pipeline.inbox import write_event_files
 from ledger_engine.pipeline.job import run_pipeline
 from ledger_engine.store.database import open_store
-from ledger_engine.store.state import snapshot_rows
-from tests.support.user_apps import Layout, UserApp, user_app_events, write_user_app
+from tests.support.database import committed_state, rows
+from tests.support.user_apps import Layout, user_app_events, write_user_app
 
 LEDGER_COMMAND = Path(sys.executable).with_name("ledger")
 
 
-def environment(app: UserApp, database_url: str, data_dir: Path) -> dict[str, str]:
-    """What a user sets to run `app`: nothing that puts its folder on a Python path."""
+def landed(layout: Layout, database_url: str, folder: Path, *, events: int, seed: int):
+    """A user's application of `layout` written under `folder` with its events landed (three
+    files): the environment a user sets to run it, which puts its folder on no Python path,
+    the settings it makes, and the events."""
+    app = write_user_app(folder / "their code", layout)
     assert str(app.folder) not in os.environ.get("PYTHONPATH", "")
-    return {
+    env = {
         "LEDGER_DATABASE_URL": database_url,
-        "LEDGER_DATA_DIR": str(data_dir),
+        "LEDGER_DATA_DIR": str(folder / "data"),
         "LEDGER_APP": app.spec,
         "LEDGER_FILES_PER_BATCH": "1",
         "LEDGER_SPARK_MASTER": "local[2]",
-        "LEDGER_EXPECTATIONS": str(data_dir / "expectations"),
+        "LEDGER_EXPECTATIONS": str(folder / "data" / "expectations"),
     }
+    settings = Settings.from_env(env)
+    landed_events = user_app_events(events, accounts=events // 20, seed=seed)
+    write_event_files(landed_events, settings.inbox, events_per_file=events // 3 + 1)
+    return env, settings, landed_events
 
 
 def assert_committed_as_serially(settings: Settings, events) -> None:
     ledger = load_ledger(settings.app)
     expected = run_serial(ledger, events)
     assert {r.detail for r in expected.rejections} >= {"over the limit", "insufficient funds"}
+    assert committed_state(settings, ledger) == expected.state
     engine = open_store(settings)
     try:
-        with engine.connect() as conn:
-            for table in ledger.tables.values():
-                assert dict(snapshot_rows(conn, table)) == expected.state[table.name], table.name
-            applied = conn.exec_driver_sql("SELECT sum(applied) FROM ledger_batches").scalar()
+        applied = rows(engine, "SELECT sum(applied) FROM ledger_batches")
     finally:
         engine.dispose()
-    assert applied == expected.applied_count
+    assert applied == [(expected.applied_count,)]
 
 
 def test_a_package_with_relative_imports_and_a_data_file_runs_through_the_ledger_command(
@@ -56,17 +61,11 @@ def test_a_package_with_relative_imports_and_a_data_file_runs_through_the_ledger
     # The fee module is imported inside the transaction, at call time: the driver never
     # imports it before the executors need it.
     layout = Layout(
-        packaged=True,
-        relative=True,
-        fee_import="call time",
-        limit_from_data_file=True,
-        odd_names=True,
+        True, relative=True, fee_import="call time", limit_from_data_file=True, odd_names=True
     )
-    app = write_user_app(tmp_path / "their code", layout)
-    env = environment(app, make_database_url(migrated=False), tmp_path / "data")
-    settings = Settings.from_env(env)
-    events = user_app_events(600, accounts=30, seed=11)
-    write_event_files(events, settings.inbox, events_per_file=200)
+    env, settings, events = landed(
+        layout, make_database_url(migrated=False), tmp_path, events=600, seed=11
+    )
 
     run = subprocess.run(
         [str(LEDGER_COMMAND), "run"],
@@ -85,18 +84,15 @@ def test_modules_side_by_side_one_imported_by_a_computed_name_run_through_the_pi
     make_database_url, spark, tmp_path
 ):
     layout = Layout(
-        packaged=False,
+        False,
         relative=False,
         fee_import="computed name",
         limit_from_data_file=False,
         odd_names=True,
     )
-    app = write_user_app(tmp_path / "their code", layout)
-    settings = Settings.from_env(
-        environment(app, make_database_url(migrated=False), tmp_path / "data")
+    _, settings, events = landed(
+        layout, make_database_url(migrated=False), tmp_path, events=500, seed=12
     )
-    events = user_app_events(500, accounts=25, seed=12)
-    write_event_files(events, settings.inbox, events_per_file=250)
 
     report = run_pipeline(settings, spark=spark)
 
