@@ -112,7 +112,7 @@ def _print_run(report) -> None:
 
 def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     """Process every event file that has landed in the inbox (then audit, with --audit)."""
-    from ledger_engine.errors import BatchFailed, LedgerBusy
+    from ledger_engine.errors import BatchFailed, CheckpointMismatch, LedgerBusy
 
     if args.wait is not None:
         settings = settings.with_overrides(run_wait_seconds=args.wait)
@@ -124,6 +124,9 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     except BatchFailed as failed:
         console.print(f"[red]{failed}")
         return 1
+    except CheckpointMismatch as mismatch:
+        console.print(str(mismatch), style="red", markup=False, soft_wrap=True)
+        return 2
     _print_run(report)
     if not args.audit:
         return 0
@@ -262,7 +265,7 @@ def cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
     """Generate the ledger's sample events, run the pipeline, run the audits, print a
     summary."""
     from ledger_engine.apps import load_ledger
-    from ledger_engine.errors import NoSampleEvents
+    from ledger_engine.errors import CheckpointMismatch, NoSampleEvents
 
     started = time.perf_counter()
     ledger = load_ledger(settings.app)
@@ -280,7 +283,11 @@ def cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
     # would cost a second start-up.
     spark = _spark_session(settings)
     try:
-        run_report = _run(settings, expected_events=count, spark=spark)
+        try:
+            run_report = _run(settings, expected_events=count, spark=spark)
+        except CheckpointMismatch as mismatch:
+            console.print(str(mismatch), style="red", markup=False, soft_wrap=True)
+            return 2
         _print_run(run_report)
         written_by = _written_by("ledger demo")  # its audit page and its reconciliation page
         audit_report, page = _audit(settings, written_by, ledger=ledger, run=_added(run_report))

@@ -94,6 +94,12 @@ class BatchFailed(LedgerError, RuntimeError):
         self.batch_id = batch_id
 
 
+class CheckpointMismatch(LedgerError, RuntimeError):
+    """The streaming checkpoint does not belong to the database and ledger of this run, or
+    does not agree with its batches; the message names both and says what to do. Nothing was
+    run, and no checkpoint was touched."""
+
+
 # --- reconciliation ---------------------------------------------------------------------------
 
 
