@@ -5,7 +5,7 @@
 | `LEDGER_DATABASE_URL` | unset: embedded PostgreSQL | SQLAlchemy URL of the system of record |
 | `LEDGER_DATA_DIR` | `<project>/var` | root of every folder below |
 | `LEDGER_INBOX` | `$LEDGER_DATA_DIR/inbox` | where event files land (`*.jsonl`) |
-| `LEDGER_CHECKPOINT` | `$LEDGER_DATA_DIR/checkpoint` | streaming checkpoints, one per database+ledger |
+| `LEDGER_CHECKPOINT` | `$LEDGER_DATA_DIR/checkpoint` | one checkpoint per database and ledger |
 | `LEDGER_PGDATA` | `$LEDGER_DATA_DIR/pgdata` | embedded PostgreSQL's data folder |
 | `LEDGER_REPORTS` | `$LEDGER_DATA_DIR/reports` | audit reports and Data Docs |
 | `LEDGER_EXPECTATIONS` | `<project>/expectations` | Great Expectations projects, one per ledger |
