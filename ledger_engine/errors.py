@@ -108,6 +108,11 @@ class SourcesError(LedgerError, ValueError):
     source and the key."""
 
 
+class NoSampleStatement(LedgerError, ValueError):
+    """A sample statement cannot be written as asked (a source not in camt.053, no movement
+    to report); the message says why."""
+
+
 class ResolutionRefused(LedgerError, ValueError):
     """A break may not be matched by hand or written off as asked; the message says why."""
 
