@@ -1,5 +1,5 @@
 """The `ledger` command: demo, generate, run, audit, verify, report, balance, request,
-reconcile, breaks, psql, db and airflow."""
+reconcile, statements (`cli_statements`), breaks, psql, db and airflow."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from rich.console import Console
@@ -112,7 +112,7 @@ def _print_run(report) -> None:
 
 def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     """Process every event file that has landed in the inbox (then audit, with --audit)."""
-    from ledger_engine.errors import BatchFailed, LedgerBusy
+    from ledger_engine.errors import BatchFailed, CheckpointMismatch, LedgerBusy
 
     if args.wait is not None:
         settings = settings.with_overrides(run_wait_seconds=args.wait)
@@ -124,6 +124,9 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     except BatchFailed as failed:
         console.print(f"[red]{failed}")
         return 1
+    except CheckpointMismatch as mismatch:
+        console.print(str(mismatch), style="red", markup=False, soft_wrap=True)
+        return 2
     _print_run(report)
     if not args.audit:
         return 0
@@ -262,7 +265,7 @@ def cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
     """Generate the ledger's sample events, run the pipeline, run the audits, print a
     summary."""
     from ledger_engine.apps import load_ledger
-    from ledger_engine.errors import NoSampleEvents
+    from ledger_engine.errors import CheckpointMismatch, NoSampleEvents
 
     started = time.perf_counter()
     ledger = load_ledger(settings.app)
@@ -280,7 +283,11 @@ def cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
     # would cost a second start-up.
     spark = _spark_session(settings)
     try:
-        run_report = _run(settings, expected_events=count, spark=spark)
+        try:
+            run_report = _run(settings, expected_events=count, spark=spark)
+        except CheckpointMismatch as mismatch:
+            console.print(str(mismatch), style="red", markup=False, soft_wrap=True)
+            return 2
         _print_run(run_report)
         written_by = _written_by("ledger demo")  # its audit page and its reconciliation page
         audit_report, page = _audit(settings, written_by, ledger=ledger, run=_added(run_report))
@@ -375,9 +382,13 @@ def cmd_balance(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_reconcile(settings: Settings, args: argparse.Namespace) -> int:
-    """Load the statements that have landed and reconcile each source (--dry-run: show what
-    would match, record nothing)."""
+    """Load the statements that have landed in each source's inbox folder (named below, and
+    by `ledger statements`) and reconcile each source (--dry-run: show what would match,
+    record nothing)."""
+    from collections import Counter
+
     from ledger_engine.apps import load_ledger
+    from ledger_engine.cli_statements import print_inboxes
     from ledger_engine.errors import SourcesError
 
     ledger = load_ledger(settings.app)
@@ -388,6 +399,7 @@ def cmd_reconcile(settings: Settings, args: argparse.Namespace) -> int:
         return 2
     report = _reconcile(settings, ledger, sources, dry_run=args.dry_run)
     _print_reconciliation(report, dry_run=args.dry_run)
+    print_inboxes(settings, sources, Counter(loaded.source for loaded in report.files))
     if not args.dry_run:
         _reconciliation_page(settings, ledger, sources, report, _written_by("ledger reconcile"))
     return 0
@@ -427,24 +439,28 @@ def _reconciliation_page(settings: Settings, ledger, sources, report, written_by
 
 
 def _land_demo_statement(settings: Settings, ledger, sources, tag: str) -> None:
-    from ledger_engine.reconcile.demo import land_demo_statement
+    """Land a sample statement (`ledger statements sample`'s) of the first camt.053 source."""
+    from ledger_engine.cli_statements import describe_sample
+    from ledger_engine.errors import NoSampleStatement
+    from ledger_engine.reconcile.inbox import land_statement
+    from ledger_engine.reconcile.sample import first_camt053_source, sample_statement
     from ledger_engine.store.database import open_store
 
+    source = first_camt053_source(sources)
+    if source is None:
+        console.print("no camt.053 statement source to land a demo statement for")
+        return
     engine = open_store(settings, ledger)
     try:
-        landed = land_demo_statement(engine, sources, settings.statements, seed=7, tag=tag)
+        sample = sample_statement(engine, source, message_id=f"LEDGER-DEMO-{tag}")
+    except NoSampleStatement as refused:
+        console.print(str(refused), markup=False, soft_wrap=True)
+        return
     finally:
         engine.dispose()
-    if landed is None:
-        console.print("no statement source to land a demo statement for")
-        return
-    injected = ", ".join(f"{kind} {n}" for kind, n in sorted(landed.injected.items()) if n)
-    console.print(
-        f"landed a statement of {landed.entries} entries for {', '.join(landed.accounts)}"
-        f" ({landed.source}), with differences injected: {injected or 'none'}",
-        markup=False,
-        soft_wrap=True,
-    )
+    landed = land_statement(settings.statements, source, f"demo-{tag}.xml", sample.document)
+    describe_sample(sample, "landed")
+    console.print(f"landed as {landed}", markup=False, soft_wrap=True)
 
 
 def _who() -> str:
@@ -734,8 +750,23 @@ def _positive(text: str) -> int:
     return value
 
 
+class LedgerParser(argparse.ArgumentParser):
+    """An argument parser whose help may end with text computed when it is shown
+    (`more_help`), such as the statement inboxes of the sources declared now."""
+
+    def __init__(self, *args, more_help: Callable[[], str] | None = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.more_help = more_help
+
+    def format_help(self) -> str:
+        text = super().format_help()
+        return text if self.more_help is None else f"{text}\n{self.more_help()}\n"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ledger", description=__doc__)
+    from ledger_engine.cli_statements import add_statements_parser, inboxes_help
+
+    parser = LedgerParser(prog="ledger", description=__doc__)
     parser.add_argument("--spark-master", help="Spark master URL (default: LEDGER_SPARK_MASTER)")
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -788,11 +819,17 @@ def build_parser() -> argparse.ArgumentParser:
     balance.add_argument("key", help="the row's key (an account id, for the bank)")
     balance.add_argument("--table", help="a declared table (default: the first declared)")
     balance.set_defaults(handler=cmd_balance)
-    reconcile = commands.add_parser("reconcile", help=cmd_reconcile.__doc__)
+    reconcile = commands.add_parser(
+        "reconcile",
+        help=cmd_reconcile.__doc__,
+        description=cmd_reconcile.__doc__,
+        more_help=inboxes_help,
+    )
     reconcile.add_argument(
         "--dry-run", action="store_true", help="show what would match; record nothing"
     )
     reconcile.set_defaults(handler=cmd_reconcile)
+    add_statements_parser(commands, inboxes_help, _positive)
     breaks = commands.add_parser("breaks", help=cmd_breaks.__doc__)
     breaks.set_defaults(handler=cmd_breaks)
     breaks_actions = breaks.add_subparsers(dest="breaks_action", metavar="ACTION")

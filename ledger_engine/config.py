@@ -5,7 +5,7 @@
 | `LEDGER_DATABASE_URL` | unset: embedded PostgreSQL | SQLAlchemy URL of the system of record |
 | `LEDGER_DATA_DIR` | `<project>/var` | root of every folder below |
 | `LEDGER_INBOX` | `$LEDGER_DATA_DIR/inbox` | where event files land (`*.jsonl`) |
-| `LEDGER_CHECKPOINT` | `$LEDGER_DATA_DIR/checkpoint` | Structured Streaming checkpoint |
+| `LEDGER_CHECKPOINT` | `$LEDGER_DATA_DIR/checkpoint` | one checkpoint per database and ledger |
 | `LEDGER_PGDATA` | `$LEDGER_DATA_DIR/pgdata` | embedded PostgreSQL's data folder |
 | `LEDGER_REPORTS` | `$LEDGER_DATA_DIR/reports` | audit reports and Data Docs |
 | `LEDGER_EXPECTATIONS` | `<project>/expectations` | Great Expectations projects, one per ledger |
@@ -63,6 +63,8 @@ class Settings:
     database_url: str | None
     data_dir: Path
     inbox: Path
+    # A folder of Structured Streaming checkpoints, one per database and ledger
+    # (`ledger_engine.pipeline.checkpoint`).
     checkpoint: Path
     pgdata: Path
     reports: Path

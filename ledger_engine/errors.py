@@ -94,12 +94,23 @@ class BatchFailed(LedgerError, RuntimeError):
         self.batch_id = batch_id
 
 
+class CheckpointMismatch(LedgerError, RuntimeError):
+    """The streaming checkpoint does not belong to the database and ledger of this run, or
+    does not agree with its batches; the message names both and says what to do. Nothing was
+    run, and no checkpoint was touched."""
+
+
 # --- reconciliation ---------------------------------------------------------------------------
 
 
 class SourcesError(LedgerError, ValueError):
     """The declaration of a ledger's statement sources cannot be used; the message names the
     source and the key."""
+
+
+class NoSampleStatement(LedgerError, ValueError):
+    """A sample statement cannot be written as asked (a source not in camt.053, no movement
+    to report); the message says why."""
 
 
 class ResolutionRefused(LedgerError, ValueError):

@@ -1,5 +1,10 @@
-"""What lies whole in a landing folder, listed as its reader lists it: a writer lands a file
-under a hidden name, then renames it, so a hidden name is a file still landing.
+"""Landing a file whole, and what lies whole in a landing folder, listed as its reader lists it:
+a writer lands a file under a hidden name, then renames it (`land_whole`), so a hidden name is
+a file still landing.
+
+Every landing writes through `land_whole`: event files (`pipeline.inbox.write_event_files`),
+write-offs' adjusting events, and statement files (`reconcile.inbox.land_statement`, `ledger
+statements land` and `sample`).
 
 Both inboxes list their folders through `whole_files`: the event inbox for the pipeline and its
 watcher (`pipeline.inbox.landed_event_files`), the statement folders for the statement watcher
@@ -9,7 +14,10 @@ both can.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 
 def whole_files(folder: Path, *, suffix: str = "", hidden: tuple[str, ...] = (".",)) -> list[Path]:
@@ -23,3 +31,24 @@ def whole_files(folder: Path, *, suffix: str = "", hidden: tuple[str, ...] = (".
         for entry in folder.iterdir()
         if not entry.name.startswith(hidden) and entry.name.endswith(suffix) and entry.is_file()
     ]
+
+
+def land_whole(target: Path, write: Callable[[BinaryIO], object], *, replace: bool = True) -> Path:
+    """Land `target` whole: `write` fills a hidden file beside it (`.<name>.tmp`), which is
+    flushed to disk and then renamed into place, so a reader listing the folder never sees
+    half of it; the hidden file is removed if anything fails. With `replace=False`, a file
+    already named `target` is kept and `FileExistsError` raised (a hard link, which never
+    replaces, then the hidden name removed)."""
+    hidden = target.with_name(f".{target.name}.tmp")
+    try:
+        with open(hidden, "wb") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if replace:
+            os.replace(hidden, target)
+        else:
+            os.link(hidden, target)
+    finally:
+        hidden.unlink(missing_ok=True)
+    return target

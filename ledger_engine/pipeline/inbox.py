@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ledger_engine.core.ingest import event_to_line
 from ledger_engine.core.records import Event
-from ledger_engine.landed_files import whole_files
+from ledger_engine.landed_files import land_whole, whole_files
 
 EVENT_FILES = ".jsonl"  # the streaming source's `pathGlobFilter`, `*.jsonl`
 HIDDEN = (".", "_")  # names Hadoop's file listing, and so Spark's file source, skips
@@ -81,13 +81,4 @@ def _land_after(path: Path, previous_ms: int) -> int:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    temporary = path.with_name(f".{path.name}.tmp")
-    try:
-        with open(temporary, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
+    land_whole(path, lambda handle: handle.write(text.encode("utf-8")))

@@ -29,6 +29,7 @@ from ledger_engine.config import Settings
 from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.core.records import APPLIED, DUPLICATE, REJECTED
 from ledger_engine.errors import BatchFailed, CommitRefused
+from ledger_engine.pipeline.checkpoint import stream_checkpoint
 from ledger_engine.pipeline.faults import (
     AFTER_COMMIT,
     AFTER_READ,
@@ -206,8 +207,8 @@ class BatchProcessor:
             if committed is not None:
                 if committed != fingerprint:
                     raise CommitRefused(
-                        f"batch {batch_id} is already committed with other input files; "
-                        "the streaming checkpoint does not belong to this database"
+                        f"batch {batch_id} is already committed with other input files: the "
+                        "streaming checkpoint and the database disagree on what it took"
                     )
                 return None, None
             self._clear_staging()
@@ -324,7 +325,9 @@ def run_pipeline(
     on one Spark session (`spark`, or one started here and stopped at the end).
 
     The run holds the run lease throughout (waiting up to `settings.run_wait_seconds` for
-    another run, then raising `LedgerBusy`); a failing batch raises `BatchFailed`. A run that
+    another run, then raising `LedgerBusy`); a failing batch raises `BatchFailed`. The
+    streaming checkpoint is this ledger's and database's own under `settings.checkpoint`
+    (`pipeline.checkpoint`: one that disagrees raises `CheckpointMismatch`). A run that
     finds no landed file that a committed batch has not taken starts no Spark session and
     runs no batch, unless the streaming checkpoint has a batch it planned and never marked
     done (a run died between the commit and the checkpoint), which it runs again (a no-op for
@@ -344,8 +347,10 @@ def run_pipeline(
         with run_lease(
             store, holder, wait_seconds=settings.run_wait_seconds, on_wait=on_wait
         ) as lease:
+            # This ledger's and database's own checkpoint, checked against its batches.
+            checkpoint = stream_checkpoint(settings.checkpoint, store)
             report.pending_files = len(pending_files(settings.inbox, store))
-            if report.pending_files == 0 and unfinished_batch(settings.checkpoint) is None:
+            if report.pending_files == 0 and unfinished_batch(checkpoint) is None:
                 return _finished(report, started)
             if session is None:
                 clock = time.perf_counter()
@@ -377,7 +382,7 @@ def run_pipeline(
 
             try:
                 run_available_batches(
-                    session, settings.inbox, settings.checkpoint, settings.files_per_batch, handle
+                    session, settings.inbox, checkpoint, settings.files_per_batch, handle
                 )
             except Exception as exc:
                 if failed:  # Spark wraps the batch's error: say what it was

@@ -22,6 +22,7 @@ from typing import Any
 from ledger_engine.apps import load_ledger
 from ledger_engine.audit.report.provenance import Provenance
 from ledger_engine.config import Settings
+from ledger_engine.reconcile.inbox import inbox_folder
 from ledger_engine.reconcile.job import declared_sources, run_reconciliation
 from ledger_engine.reconcile.run import ReconcileReport
 from ledger_engine.reconcile.sources import Sources
@@ -35,6 +36,8 @@ def reconcile_task(who: str, log: logging.Logger) -> dict[str, Any]:
     ledger = load_ledger(settings.app)
     sources = _declared(settings, ledger)
     log.info("statements %s, Spark master %s", settings.statements, settings.spark_master)
+    for name, source in sources.sources.items():
+        log.info("source %s: inbox %s/", name, inbox_folder(settings.statements, source))
     summary = reconcile_summary(run_reconciliation(settings, ledger, sources, who=who))
     for loaded in summary["files"]:
         log.info("statement %s", loaded)

@@ -307,8 +307,11 @@ def statement_with_differences(
     account's balance before the statement (0 if not given), and the closing balance is the
     opening plus the entries written. `period` is (first day, last day) of the statement
     (default: the items' dates; needed when there are none), within which unknown entries are
-    dated. Raises `ValueError` for items the statement cannot mirror: an unmapped account, two
-    items with one id, a reference or description camt.053 cannot carry unchanged."""
+    dated. A date shifted by a difference goes earlier where later would pass the last
+    movement (or the period's end): the statement closes, and states its closing balances, on
+    the day of its last movement. Raises `ValueError` for items the statement cannot mirror:
+    an unmapped account, two items with one id, a reference or description camt.053 cannot
+    carry unchanged."""
     _check(ledger_items, account_ids)
     rules = default_rules(amount_tolerance, window_days)
     generator = _Generator(
@@ -404,6 +407,8 @@ class _Generator:
                 raise ValueError("a statement of no ledger items needs its period")
             period = (min(i.date for i in items), max(i.date for i in items))
         self.period = period
+        # No entry is dated after the last movement or the period's end: the closing date.
+        self.last_day = max([period[1], *(i.date for i in items)])
         self.drafts: list[_Draft] = []
         self.matches: list[tuple[str, str, list[_Draft], list[LedgerItem]]] = []
         self.breaks: list[tuple[str, str, list[_Draft], list[LedgerItem]]] = []
@@ -508,7 +513,7 @@ class _Generator:
     def _shift_inside(self, item: LedgerItem) -> bool:
         if self.window == 0:
             return False
-        day = _shifted(item.date, self._sign() * self.rng.randint(1, self.window))
+        day = self._shifted(item.date, self.rng.randint(1, self.window))
         if day is None:
             return False
         self._expect_match("shift_inside", TOLERANT, [self._mirror(item, day=day)], [item])
@@ -516,9 +521,7 @@ class _Generator:
 
     def _shift_outside(self, item: LedgerItem) -> bool:
         for _ in range(_ATTEMPTS):
-            day = _shifted(
-                item.date, self._sign() * self.rng.randint(self.window + 1, self.window + 10)
-            )
+            day = self._shifted(item.date, self.rng.randint(self.window + 1, self.window + 10))
             if day is None:
                 continue
             draft = self._draft(item, day=day)
@@ -539,12 +542,13 @@ class _Generator:
             # is its difference from the whole.
             if first == second or abs(second) <= allowed(first) or abs(first) <= allowed(second):
                 continue
-            later = _shifted(item.date, self.rng.randint(0, self.window))
-            if later is None:
+            # The second part a few days later (earlier where later would pass the last day).
+            other_day = self._shifted(item.date, self.rng.randint(0, self.window))
+            if other_day is None:
                 continue
             parts = [
                 self._draft(item, amount=first),
-                self._draft(item, amount=second, day=later, sub=1),
+                self._draft(item, amount=second, day=other_day, sub=1),
             ]
             for part in parts:
                 self._add(part)
@@ -610,6 +614,15 @@ class _Generator:
         return False
 
     # -- helpers -------------------------------------------------------------------------------
+
+    def _shifted(self, day: date, days: int) -> date | None:
+        """`day` moved `days` later or earlier (drawn), but never past the statement's last
+        day: the statement closes on the day of its last movement, and states its closing
+        balance as of then (`None`: no such day)."""
+        sign = self._sign()
+        if sign > 0 and (self.last_day - day).days < days:
+            sign = -1
+        return _shifted(day, sign * days)
 
     def _sign(self) -> int:
         return self.rng.choice((-1, 1))

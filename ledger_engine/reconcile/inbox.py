@@ -11,12 +11,13 @@ with the same name, size and modification time is passed over without being read
 
 from __future__ import annotations
 
-import os
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from sqlalchemy import Engine
 
+from ledger_engine.landed_files import land_whole, whole_files
 from ledger_engine.reconcile.formats import parse_statement
 from ledger_engine.reconcile.sources import Source, Sources
 from ledger_engine.store.statements import FileOutcome, LandedFile, record_file, seen_files
@@ -32,7 +33,7 @@ def load_statements(
     read, in the order they were taken."""
     outcomes: list[FileOutcome] = []
     for source in sorted(sources.sources.values(), key=lambda s: s.folder):
-        for landed in _new_files(engine, source, inbox / source.folder):
+        for landed in _new_files(engine, source, inbox_folder(inbox, source)):
             outcome = record_file(
                 engine,
                 landed,
@@ -47,27 +48,69 @@ def load_statements(
     return outcomes
 
 
+def inbox_folder(inbox: Path, source: Source) -> Path:
+    """The folder of the statement inbox `inbox` that `source`'s files land in."""
+    return inbox / source.folder
+
+
+def make_folders(inbox: Path, sources: Sources) -> list[Path]:
+    """Create every source's inbox folder that does not exist yet (so that a person finds
+    where to put files before any has landed); the folders, in the sources' order."""
+    folders = [inbox_folder(inbox, source) for source in sources.sources.values()]
+    for folder in folders:
+        folder.mkdir(parents=True, exist_ok=True)
+    return folders
+
+
 def land_statement(inbox: Path, source: Source, name: str, raw: bytes) -> Path:
     """Land the statement file `raw` as `name` in `source`'s inbox folder, whole: written under
     a hidden name and renamed into place, so a loader never reads half of it."""
-    folder = inbox / source.folder
+    folder = inbox_folder(inbox, source)
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / name
-    hidden = folder / f".{name}.tmp"
-    hidden.write_bytes(raw)
-    os.replace(hidden, path)
-    return path
+    return land_whole(folder / _plain_name(name), lambda handle: handle.write(raw))
+
+
+def land_statement_file(inbox: Path, source: Source, path: Path, name: str | None = None) -> Path:
+    """Land a copy of the file at `path` in `source`'s inbox folder as `name` (default: its own
+    name), whole (`land_statement`); `FileExistsError` if a file of that name lies there
+    already, which is never replaced: it may not have been loaded yet."""
+    folder = inbox_folder(inbox, source)
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(path, "rb") as original:
+        return land_whole(
+            folder / _plain_name(name or path.name),
+            lambda handle: shutil.copyfileobj(original, handle),
+            replace=False,
+        )
+
+
+def waiting_files(engine: Engine, source: Source, inbox: Path) -> list[Path]:
+    """The files lying whole in `source`'s folder that no run has loaded yet, in name order:
+    the next run takes them."""
+    return _unseen(engine, source, inbox_folder(inbox, source))
+
+
+def _plain_name(name: str) -> str:
+    """`name` as a file of the folder: one plain name, not hidden (the loader passes over
+    hidden names: files still landing)."""
+    if not name or name != Path(name).name or name.startswith(".") or name in ("..", "."):
+        raise ValueError(f"a statement file's name must be a plain file name, not {name!r}")
+    return name
+
+
+def _unseen(engine: Engine, source: Source, folder: Path) -> list[Path]:
+    """The whole files of `folder` not landed before (known by name, size and modification
+    time), in name order."""
+    seen = seen_files(engine, source.name)
+    unseen = []
+    for path in sorted(whole_files(folder), key=lambda p: p.name):
+        stat = path.stat()
+        if (path.name, stat.st_size, stat.st_mtime_ns) not in seen:
+            unseen.append(path)
+    return unseen
 
 
 def _new_files(engine: Engine, source: Source, folder: Path) -> Iterator[LandedFile]:
     """The files of `folder` not landed before, read one at a time."""
-    if not folder.is_dir():
-        return
-    seen = seen_files(engine, source.name)
-    for path in sorted(folder.iterdir(), key=lambda p: p.name):
-        if path.name.startswith(".") or not path.is_file():
-            continue
-        stat = path.stat()
-        if (path.name, stat.st_size, stat.st_mtime_ns) in seen:
-            continue
-        yield LandedFile(source.name, path.name, path.read_bytes(), stat.st_mtime_ns)
+    for path in _unseen(engine, source, folder):
+        yield LandedFile(source.name, path.name, path.read_bytes(), path.stat().st_mtime_ns)

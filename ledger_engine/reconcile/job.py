@@ -7,10 +7,12 @@ and a Spark session, runs `run.reconcile` with the Spark matcher, and closes wha
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ledger_engine.config import Settings
 from ledger_engine.core.declarations import StreamingLedger
+from ledger_engine.reconcile.inbox import make_folders
 from ledger_engine.reconcile.run import ReconcileReport, reconcile
 from ledger_engine.reconcile.sources import Sources, load_sources
 from ledger_engine.store.database import ledger_schema, open_store
@@ -20,12 +22,21 @@ if TYPE_CHECKING:  # Spark is imported by the job only when it runs
 
 
 def declared_sources(settings: Settings, ledger: StreamingLedger) -> Sources:
-    """The ledger's declared statement sources; `FileNotFoundError` if it declares none,
-    `SourcesError` if its declaration is wrong."""
-    path = settings.reconciliation_file(ledger_schema(ledger))
+    """The ledger's declared statement sources, each one's inbox folder created if missing
+    (so that a person finds where its files go before any has landed); `FileNotFoundError`
+    if it declares none, `SourcesError` if its declaration is wrong."""
+    path = sources_file(settings, ledger)
     if not path.is_file():
         raise FileNotFoundError(f"no sources declared: {path} does not exist")
-    return load_sources(path, ledger.tables, ledger.streams)
+    sources = load_sources(path, ledger.tables, ledger.streams)
+    make_folders(settings.statements, sources)
+    return sources
+
+
+def sources_file(settings: Settings, ledger: StreamingLedger) -> Path:
+    """Where `ledger`'s statement sources are declared (`LEDGER_RECONCILIATION`, or its
+    `reconciliation.toml` beside its expectations)."""
+    return settings.reconciliation_file(ledger_schema(ledger))
 
 
 def run_reconciliation(

@@ -128,6 +128,15 @@ def committed_input(engine: Engine, batch_id: int) -> str | None:
         return None if row is None else row[0]
 
 
+def last_batch_id(engine: Engine) -> int | None:
+    """The id of the last committed batch; None before the first."""
+    with engine.connect() as conn:
+        cursor = conn.connection.cursor()
+        cursor.execute(_LAST_BATCH)
+        row = cursor.fetchone()
+        return None if row is None else row[0]
+
+
 def commit_staged(
     engine: Engine,
     ledger: StreamingLedger,

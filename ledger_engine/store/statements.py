@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 from psycopg2.extras import execute_values
 from sqlalchemy import Engine
@@ -59,6 +60,63 @@ def seen_files(engine: Engine, source: str) -> set[tuple[str, int, int]]:
         cursor = conn.connection.cursor()
         cursor.execute(statement("statements/seen_files"), (source,))
         return {(name, size, modified) for name, size, modified in cursor.fetchall()}
+
+
+REJECTED = "rejected"  # a file loaded with nothing usable in it: no entry, a rejection
+
+
+@dataclass(frozen=True)
+class Landing:
+    """A file as it landed for a source, for people: `outcome` is `loaded`, `rejected` (nothing
+    in it could be read) or `duplicate` (of `first_name`, whose counts these are)."""
+
+    file_name: str
+    outcome: str
+    first_name: str
+    entries: int
+    rejected: int
+    landed_at: datetime
+
+
+@dataclass(frozen=True)
+class LandingCounts:
+    """A source's files by outcome, and the entries its loaded files held."""
+
+    loaded: int
+    rejected: int
+    duplicate: int
+    entries: int
+    rejected_entries: int
+
+
+def landings(engine: Engine, source: str, limit: int) -> list[Landing]:
+    """The last `limit` files landed for `source`, newest first."""
+    with engine.connect() as conn:
+        cursor = conn.connection.cursor()
+        cursor.execute(statement("statements/landings"), {"source": source, "limit": limit})
+        found = []
+        for name, outcome, first, entries, rejected, landed_at in cursor.fetchall():
+            if outcome == LOADED and entries == 0 and rejected > 0:
+                outcome = REJECTED
+            found.append(Landing(name, outcome, first, entries, rejected, landed_at))
+        return found
+
+
+def landing_counts(engine: Engine, source: str) -> LandingCounts:
+    """How many of `source`'s files were loaded, rejected or duplicates, and their entries."""
+    with engine.connect() as conn:
+        cursor = conn.connection.cursor()
+        cursor.execute(statement("statements/landing_counts"), {"source": source})
+        return LandingCounts(*cursor.fetchone())
+
+
+def loaded_as(engine: Engine, source: str, sha256: str) -> str | None:
+    """The name of `source`'s file first loaded with the content of SHA-256 `sha256`."""
+    with engine.connect() as conn:
+        cursor = conn.connection.cursor()
+        cursor.execute(statement("statements/loaded_as"), (source, sha256))
+        found = cursor.fetchone()
+        return None if found is None else found[0]
 
 
 def record_file(

@@ -16,6 +16,9 @@ from typing import Any
 import pytest
 import yaml
 
+from ledger_engine.cli import build_parser
+from tests.support.documented import ledger_commands
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 COMPOSE_FILE = REPO_ROOT / "docker-compose.yml"
 AIRFLOW_DOCKERFILE = "docker/airflow.Dockerfile"
@@ -149,3 +152,17 @@ def test_images_share_one_base_with_the_project_installed(dockerfile: str) -> No
     for path in re.findall(r"^COPY (?:--\S+ )*(.+) /opt/ledger/\S*$", text, re.MULTILINE):
         for source in path.split():
             assert (REPO_ROOT / source).exists(), f"{dockerfile} copies missing {source}"
+
+
+def test_the_ledger_commands_the_file_shows_are_the_commands_ledger_takes() -> None:
+    """The header's walk-through (statements: where they go, a sample, landing one) uses
+    commands and options `ledger` parses."""
+    header = COMPOSE_FILE.read_text(encoding="utf-8").split("\nname:")[0]
+    shown = ledger_commands(
+        "\n".join(line for line in header.splitlines() if "docker compose exec" in line)
+    )
+    assert ["statements", "sample", "--source", "Main bank"] in shown
+    assert ["statements", "land", "/tmp/nov-04.xml", "--source", "Main bank"] in shown
+    for args in shown:
+        parsed, extra = build_parser().parse_known_args(args)
+        assert extra == [] or parsed.command == "psql", args

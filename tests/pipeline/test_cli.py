@@ -52,6 +52,17 @@ def test_demo_runs_the_pipeline_and_every_audit_passes(env, tmp_path: Path) -> N
     breaks = ledger(env, "breaks")
     assert breaks.returncode == 1, breaks.stdout + breaks.stderr
     assert "Open breaks: 6" in breaks.stdout
+    # Its dates are the movements' (dated by their batches' commit): it states its closing
+    # balances as of the end of their last day, never a day after.
+    late = ledger(
+        env,
+        "psql",
+        "-tAc",
+        "SELECT count(*) FROM ledger_statement_balances WHERE as_of >"
+        " (SELECT date_trunc('day', max(committed_at), 'UTC') + interval '1 day'"
+        " FROM ledger_batches)",
+    )
+    assert (late.returncode, late.stdout.strip()) == (0, "0"), late.stderr
 
     balance = ledger(env, "balance", "acct-000001")
     assert balance.returncode == 0, balance.stderr

@@ -15,6 +15,7 @@ from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.audit.runner import snapshot_checks
 from ledger_engine.config import Settings
 from ledger_engine.core.ingest import ingest_files
+from ledger_engine.pipeline.checkpoint import stream_checkpoint
 from ledger_engine.pipeline.inbox import write_event_files
 from ledger_engine.pipeline.job import run_pipeline
 from ledger_engine.runtime.serial import run_serial
@@ -122,8 +123,9 @@ def test_a_batch_replayed_after_its_commit_is_a_no_op(settings, spark) -> None:
     state_before = rows(engine, "SELECT key, value FROM accounts ORDER BY key")
 
     # As if the process died between the commit and the checkpoint's commit-log entry.
-    os.remove(settings.checkpoint / "commits" / str(last))
-    os.remove(settings.checkpoint / "commits" / f".{last}.crc")
+    stream = stream_checkpoint(settings.checkpoint, engine)
+    os.remove(stream / "commits" / str(last))
+    os.remove(stream / "commits" / f".{last}.crc")
     replay = run_pipeline(settings, spark=spark)
 
     # Every file was taken, yet the run ran the batch the checkpoint left unfinished.

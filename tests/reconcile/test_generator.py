@@ -365,6 +365,21 @@ def test_the_file_reads_back_as_generated_and_a_rerun_is_identical(ledger, seed,
     assert reconciled(again, ledger) == reconciled(generated, ledger)
 
 
+@settings(max_examples=40, deadline=None)
+@given(ledgers(), SEEDS, PLANS)
+def test_no_entry_is_dated_after_the_last_movement_and_the_statement_closes_then(
+    ledger, seed, plan
+):
+    """A shifted date goes earlier where later would pass the last movement: the statement
+    states its closing balances as of its movements' last day, never a day after them."""
+    generated = generate(ledger, seed, plan)
+    last = max([DAY, *(item.date for item in ledger)])  # DAY: the period's end
+    assert all(max(e.booking_date, e.value_date) <= last for e in generated.entries)
+    assert {b.closing_date for b in generated.balances} <= {
+        max([DAY, *(e.value_date for e in generated.entries)])
+    }
+
+
 def plenty() -> list[LedgerItem]:
     """Twenty invoices of their own reference over three days, a payout batch of three, and
     two unreferenced movements of the same amount on the same day."""

@@ -43,11 +43,16 @@ def file_name(spark_path: str) -> str:
 
 def unfinished_batch(checkpoint: Path) -> int | None:
     """The batch the streaming query planned (its offsets logged) but never marked done (no
-    entry in its commit log), which its next start runs again; None if there is none. Read
-    from the checkpoint's two logs, whose entries are files named by batch id."""
+    entry in its commit log), which its next start runs again; None if there is none."""
+    planned, done = logged_batches(checkpoint)
+    return planned if planned is not None and planned != done else None
+
+
+def logged_batches(checkpoint: Path) -> tuple[int | None, int | None]:
+    """The last batch the streaming query planned and the last it marked done (None: none),
+    read from the checkpoint's two logs, whose entries are files named by batch id."""
     planned, done = (_logged_batches(checkpoint / log) for log in ("offsets", "commits"))
-    latest = max(planned, default=None)
-    return latest if latest is not None and latest not in done else None
+    return max(planned, default=None), max(done, default=None)
 
 
 def _logged_batches(log: Path) -> set[int]:
