@@ -11,7 +11,7 @@ from sqlalchemy import Engine
 
 from ledger_engine.reconcile.generator import DifferencePlan, statement_with_differences
 from ledger_engine.reconcile.inbox import land_statement
-from ledger_engine.reconcile.run import ledger_rows_of
+from ledger_engine.reconcile.run import ledger_rows_of, start_of
 from ledger_engine.reconcile.sources import Sources
 from ledger_engine.store.reconciliation import balances_at_batch, first_rows, read_scope
 
@@ -38,15 +38,21 @@ def land_demo_statement(
     if source is None:
         return None
     accounts = ledger_rows_of(source) or first_rows(engine, source.table, DEMO_ACCOUNTS)
-    scope = read_scope(engine, source.name, source.table, accounts)
+    scope = read_scope(engine, source.name, source.table, accounts, start_of(source))
     if not scope.ledger_items:
         return None
+    # Each account's statement opens where its movements in the scope start: after the
+    # source's last run for an account it read before, at the start for one appearing now.
+    appearing = [a for a in accounts if a in scope.appearing]
+    known = [a for a in accounts if a not in scope.appearing]
+    opening = balances_at_batch(engine, source.table, known, scope.after_batch)
+    opening |= balances_at_batch(engine, source.table, appearing, scope.start.batch - 1)
     generated = statement_with_differences(
         scope.ledger_items,
         seed=seed,
         account_ids={account: account for account in accounts},
         differences=DifferencePlan(),
-        opening_balances=balances_at_batch(engine, source.table, accounts, scope.after_batch),
+        opening_balances=opening,
         currency=source.currency,
         precision=source.precision,
         message_id=f"LEDGER-DEMO-{tag}",

@@ -1,9 +1,11 @@
 """A reconciliation run: statements loaded, each source's scope matched, the decisions kept.
 
 `reconcile` loads the statement files that have landed (`inbox.load_statements`), then for
-each declared source reads what it must consider (`store.reconciliation.read_scope`: the new
-items and those in its open breaks), matches them by the source's rules and records the
-matches and breaks in one transaction per source (`record_run`). A dry run matches and
+each declared source reads what it must consider (`store.reconciliation.read_scope`: every
+item not yet settled, as the specification in `matching` defines it: the new items, every
+movement since the source's start of an account appearing now, and the items of its open
+breaks), matches them by the source's rules and records the matches and breaks in one
+transaction per source (`record_run`). A dry run matches and
 reports the same, and writes nothing (not even the statements: it reads what is loaded).
 
 The same inputs give the same decisions: matching is deterministic, and a run that dies
@@ -33,7 +35,7 @@ from ledger_engine.reconcile.matching.order import break_order
 from ledger_engine.reconcile.rules import Rule
 from ledger_engine.reconcile.sources import Source, Sources
 from ledger_engine.reconcile.write_offs import Settlement, settle_write_offs
-from ledger_engine.store.reconciliation import RunRecord, Scope, read_scope, record_run
+from ledger_engine.store.reconciliation import RunRecord, Scope, Start, read_scope, record_run
 from ledger_engine.store.statements import FileOutcome
 
 Matcher = Callable[[Sequence[StatementItem], Sequence[LedgerItem], Sequence[Rule]], Outcome]
@@ -73,7 +75,9 @@ def reconcile(
     runs = []
     for source in sorted(sources.sources.values(), key=lambda s: s.folder):
         started_at = datetime.now(UTC)
-        scope = read_scope(engine, source.name, source.table, ledger_rows_of(source))
+        scope = read_scope(
+            engine, source.name, source.table, ledger_rows_of(source), start_of(source)
+        )
         settlements, statement_items, ledger_items = settle_write_offs(
             scope.pending_write_offs, scope.statement_items, scope.ledger_items
         )
@@ -105,6 +109,11 @@ def ledger_rows_of(source: Source) -> list[str] | None:
     if source.accounts:
         return sorted(set(source.accounts.values()))
     return None
+
+
+def start_of(source: Source) -> Start:
+    """Where `source`'s movements start, as its declaration's `from` says."""
+    return Start(source.from_batch, source.from_date)
 
 
 def _duplicates_kept(outcome: Outcome, open_duplicates: frozenset[ItemId]) -> Outcome:
