@@ -1,30 +1,43 @@
 """Which ledger movements a run of a source considers for an account: every movement of a
-reconciled account until it is matched or in a break, whenever the account first appears."""
+reconciled account, from the source's start, until it is matched or in a break, whenever the
+account first appears; so the outcome does not depend on when runs happened relative to
+statements arriving (the scope in `ledger_engine.reconcile.matching`'s specification)."""
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
+from hypothesis import HealthCheck, example, given, settings
 from sqlalchemy import Engine
 
+from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.reconcile.inbox import land_statement
 from ledger_engine.reconcile.matching.reference import match
-from ledger_engine.reconcile.rules import AmountCriterion, Rule
 from ledger_engine.reconcile.run import reconcile
 from ledger_engine.reconcile.sources import Sources
 from tests.support.bank import deposit
-from tests.support.database import rows
+from tests.support.database import empty_ledger, rows
 from tests.support.events import event_file
-from tests.support.reconcile import csv_source
-
-RULE = Rule("same reference", 0, amount=AmountCriterion(0), window_days=1, reference_similarity=1.0)
-KEYED = csv_source(
-    "bank",
-    None,
-    columns={"booking_date": "Date", "amount": "Amount", "reference": "Ref", "account": "Acct"},
-    rules=(RULE,),
+from tests.support.recon_history import (
+    COMMIT,
+    DAY,
+    LAND,
+    RUN,
+    Entry,
+    History,
+    Movement,
+    histories,
+    keyed_source,
+    oracle,
+    outcome_decided,
+    play,
+    stored_outcome,
 )
-SOURCES = Sources({"bank": KEYED}, digest="k" * 64)
+from tests.support.serial_commit import SerialCommits
+
+KEYED = keyed_source()
+SOURCES = Sources({KEYED.name: KEYED}, digest="k" * 64)
 
 
 def open_reasons(engine: Engine) -> list[tuple]:
@@ -54,5 +67,33 @@ def test_an_account_first_stated_after_a_run_matches_its_earlier_movements(
 
     (part,) = reconcile(engine, SOURCES, tmp_path, match, who="pytest").sources
 
+    assert part.scope.appearing == ("bob",)
     assert [m.ledger_ids for m in part.outcome.matches] == [((0, 1, 0),)]
     assert open_reasons(engine) == []
+
+
+# The defect this file is about, as a history: a run before the account's first statement.
+FIRST_STATED_AFTER_A_RUN = History(
+    batches=(
+        (Movement("a-d0", "acct-a", 500, DAY, "A-0"), Movement("z-0", "acct-z", 1, DAY, "Z")),
+    ),
+    files=((Entry("acct-a", 500, DAY, "A-0"),),),
+    steps=(COMMIT, RUN, LAND),
+)
+
+
+@settings(
+    max_examples=15,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@example(history=FIRST_STATED_AFTER_A_RUN)
+@given(history=histories())
+def test_after_the_last_run_the_outcome_is_the_whole_history_reconciled_at_once(
+    history: History, engine: Engine
+):
+    empty_ledger(engine)  # one database for every example, emptied for each
+    with tempfile.TemporaryDirectory() as inbox:
+        play(history, engine, Path(inbox), SerialCommits(engine, build_ledger()).commit)
+
+    assert stored_outcome(engine, KEYED.name) == outcome_decided(oracle(engine, history))

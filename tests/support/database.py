@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from psycopg2 import sql
 from sqlalchemy import Engine, text
 
 
@@ -11,3 +12,28 @@ def rows(engine: Engine, query: str, **params: Any) -> list[tuple]:
     """The rows of `query` (parameters bound by name, `:name`), each as a plain tuple."""
     with engine.connect() as conn:
         return [tuple(r) for r in conn.execute(text(query), params)]
+
+
+# The tables that hold a ledger's schema and lease rather than what its runs wrote: kept.
+_SCHEMA_TABLES = ("ledger_schema_migrations", "ledger_fence", "ledger_runs")
+
+
+def empty_ledger(engine: Engine) -> None:
+    """Delete every row the ledger's runs wrote (batches, journal, table rows, statements,
+    reconciliation, audits: every table of its schema but its migrations, declarations and
+    lease), identities restarted: the ledger as just migrated, far cheaper than a fresh
+    database, for a test that needs one per generated example."""
+    with engine.begin() as conn:
+        cursor = conn.connection.cursor()
+        cursor.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+            " AND tablename NOT LIKE 'ledger\\_declared\\_%%' AND NOT tablename = ANY(%s)",
+            (list(_SCHEMA_TABLES),),
+        )
+        tables = [name for (name,) in cursor.fetchall()]
+        assert {"ledger_batches", "ledger_recon_runs", "accounts"} <= set(tables), tables
+        cursor.execute(
+            sql.SQL("TRUNCATE {} RESTART IDENTITY").format(
+                sql.SQL(", ").join(map(sql.Identifier, tables))
+            )
+        )
