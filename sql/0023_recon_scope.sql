@@ -31,3 +31,9 @@ CREATE TABLE ledger_recon_accounts (
 );
 REVOKE UPDATE ON ledger_recon_accounts FROM ledger_writer;
 GRANT UPDATE (run_id) ON ledger_recon_accounts TO ledger_writer;
+
+-- An entry's identity (account, amount, date, reference, description), looked up for each entry
+-- a run considers: one that repeats an earlier entry the source already settled is a
+-- duplicate, whichever run the earlier one was settled by.
+CREATE INDEX ledger_statement_entries_identity
+    ON ledger_statement_entries (source, table_name, account, amount);

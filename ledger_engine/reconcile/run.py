@@ -82,7 +82,7 @@ def reconcile(
             scope.pending_write_offs, scope.statement_items, scope.ledger_items
         )
         outcome = _duplicates_kept(
-            matcher(statement_items, ledger_items, source.rules), scope.open_duplicates
+            matcher(statement_items, ledger_items, source.rules), scope.repeats
         )
         _check_complete(scope, outcome, settlements)
         record = None
@@ -116,16 +116,17 @@ def start_of(source: Source) -> Start:
     return Start(source.from_batch, source.from_date)
 
 
-def _duplicates_kept(outcome: Outcome, open_duplicates: frozenset[ItemId]) -> Outcome:
-    """`outcome`, where an entry of an open duplicate break that is still unmatched stays a
-    duplicate. The earlier identical entry it repeats was matched (or kept) by an earlier run,
-    which is why this run does not consider it, and the matcher, seeing the entry alone, would
-    call it missing in the ledger."""
-    if not open_duplicates:
+def _duplicates_kept(outcome: Outcome, repeats: frozenset[ItemId]) -> Outcome:
+    """`outcome`, where an entry that repeats an entry settled before this run (`repeats`) and
+    is still unmatched is a duplicate. The earlier identical entry was matched by an earlier run
+    (or by hand), which is why this run does not consider it, and the matcher, seeing the entry
+    alone, would call it missing in the ledger: so whether an entry sent again is a duplicate
+    does not depend on whether a run came between the two statements."""
+    if not repeats:
         return outcome
     breaks = [
         Break(DUPLICATE, b.account, b.statement_ids, ())
-        if b.reason == MISSING_IN_LEDGER and b.statement_ids[0] in open_duplicates
+        if b.reason == MISSING_IN_LEDGER and b.statement_ids[0] in repeats
         else b
         for b in outcome.breaks
     ]

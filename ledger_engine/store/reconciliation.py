@@ -76,7 +76,8 @@ class Scope:
     statement_items: tuple[StatementItem, ...]
     ledger_items: tuple[LedgerItem, ...]
     pending_write_offs: tuple[PendingWriteOff, ...] = ()
-    open_duplicates: frozenset[tuple[int, ...]] = frozenset()  # entries in duplicate breaks
+    # Entries considered that repeat an entry settled before (`repeated_entries.sql`).
+    repeats: frozenset[tuple[int, ...]] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -157,7 +158,14 @@ def scope_in(
     )
     cursor.execute(statement("reconciliation/pending_write_offs"), (source,))
     pending = tuple(_pending_write_off(*row) for row in cursor.fetchall())
-    cursor.execute(statement("reconciliation/open_duplicates"), (source,))
+    cursor.execute(
+        statement("reconciliation/repeated_entries"),
+        {
+            "files": [item.id[0] for item in statement_items],
+            "positions": [item.id[1] for item in statement_items],
+            "after_file": last.through_file,
+        },
+    )
     return Scope(
         source=source,
         table=table,
@@ -172,7 +180,7 @@ def scope_in(
         statement_items=statement_items,
         ledger_items=ledger_items,
         pending_write_offs=pending,
-        open_duplicates=frozenset(cursor.fetchall()),
+        repeats=frozenset(cursor.fetchall()),
     )
 
 

@@ -97,3 +97,22 @@ def test_after_the_last_run_the_outcome_is_the_whole_history_reconciled_at_once(
         play(history, engine, Path(inbox), SerialCommits(engine, build_ledger()).commit)
 
     assert stored_outcome(engine, KEYED.name) == outcome_decided(oracle(engine, history))
+
+
+def test_an_entry_repeating_one_an_earlier_run_matched_is_a_duplicate(engine: Engine, tmp_path):
+    SerialCommits(engine, build_ledger()).commit(
+        [
+            (
+                "b0.jsonl",
+                event_file([deposit("b1", "bob", 700, reference="B1", value_date="2026-11-02")]),
+            )
+        ]
+    )
+    statement = b"Date,Amount,Ref,Acct\n2026-11-02,7.00,B1,bob\n"
+    land_statement(tmp_path, KEYED, "1.csv", statement)
+    reconcile(engine, SOURCES, tmp_path, match, who="pytest")
+    land_statement(tmp_path, KEYED, "2.csv", statement + b"2026-11-03,1.00,,bob\n")  # sent again
+
+    reconcile(engine, SOURCES, tmp_path, match, who="pytest")
+
+    assert open_reasons(engine) == [("bob", "duplicate"), ("bob", "missing_in_ledger")]

@@ -13,8 +13,9 @@ breaks), in the same shape.
 
 The generated histories keep every candidate pair unambiguous: each movement has a reference
 of its own, and at most one statement entry repeats it (exactly, near it within the second
-rule's tolerance and window, or off by more than the tolerance); an entry of the statement
-alone has a reference of its own or none and an amount of its own. A pair is then decided the
+rule's tolerance and window, or off by more than the tolerance), but for identical copies of
+an entry (duplicates, in the same file or a later one); an entry of the statement alone has a
+reference of its own or none and an amount of its own. A pair is then decided the
 same way whenever both sides are known, which is what makes one reconciliation of the whole
 history the outcome of every interleaving. (Where two candidates compete, a match a run has
 recorded is final, and a better candidate arriving later does not undo it: the order of runs
@@ -286,7 +287,9 @@ def _account_history(
         reference = draw(st.none() | st.just(f"{account.upper()}-X{n}"))
         day = DAY + timedelta(days=draw(st.integers(0, 3)))
         entries.append(Entry(account, 10_000 * (n + 1) + draw(st.integers(0, 99)), day, reference))
-    return movements, draw(st.permutations(entries))
+    # Entries sent again, identical: duplicates, whether or not a run comes between.
+    copies = draw(st.lists(st.sampled_from(entries), max_size=2)) if entries else []
+    return movements, draw(st.permutations(entries + copies))
 
 
 @st.composite
