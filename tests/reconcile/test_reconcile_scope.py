@@ -6,8 +6,11 @@ statements arriving (the scope in `ledger_engine.reconcile.matching`'s specifica
 from __future__ import annotations
 
 import tempfile
+from dataclasses import replace
+from datetime import date
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from sqlalchemy import Engine
 
@@ -23,6 +26,7 @@ from tests.support.recon_history import (
     COMMIT,
     DAY,
     LAND,
+    RULES,
     RUN,
     Entry,
     History,
@@ -34,10 +38,14 @@ from tests.support.recon_history import (
     play,
     stored_outcome,
 )
+from tests.support.reconcile import csv_source
 from tests.support.serial_commit import SerialCommits
 
 KEYED = keyed_source()
 SOURCES = Sources({KEYED.name: KEYED}, digest="k" * 64)
+DEPOSIT_A0 = deposit("a0", "alice", 500, reference="A-0", value_date="2026-11-01")
+DEPOSIT_B0 = deposit("b0", "bob", 700, reference="B-0", value_date="2026-11-01")
+DEPOSIT_A1 = deposit("a1", "alice", 300, reference="A-1", value_date="2026-11-03")
 
 
 def open_reasons(engine: Engine) -> list[tuple]:
@@ -116,3 +124,90 @@ def test_an_entry_repeating_one_an_earlier_run_matched_is_a_duplicate(engine: En
     reconcile(engine, SOURCES, tmp_path, match, who="pytest")
 
     assert open_reasons(engine) == [("bob", "duplicate"), ("bob", "missing_in_ledger")]
+
+
+# --- Declarations: accounts added and dropped, a start declared and moved -------------------
+
+MAPPED_COLUMNS = {"booking_date": "Date", "amount": "Amount", "reference": "Ref", "account": "Iban"}
+
+
+def mapped_source(accounts: dict[str, str], **fields) -> Sources:
+    """A CSV source whose statements name accounts by IBAN, mapped to `accounts`' rows."""
+    source = replace(
+        csv_source("bank", None, columns=MAPPED_COLUMNS, rules=RULES), accounts=accounts, **fields
+    )
+    return Sources({source.name: source}, digest="m" * 64)
+
+
+def reconciled(engine: Engine, sources: Sources, inbox: Path):
+    """Reconcile `sources` (the reference matcher); the one source's part."""
+    (part,) = reconcile(engine, sources, inbox, match, who="pytest").sources
+    return part
+
+
+def test_an_account_added_to_a_declaration_brings_its_movements_and_one_dropped_none_new(
+    engine: Engine, tmp_path: Path
+):
+    batches = SerialCommits(engine, build_ledger())
+    batches.commit([("0.jsonl", event_file([DEPOSIT_A0, DEPOSIT_B0]))])
+    alone = mapped_source({"IBAN-A": "alice"})
+    land_statement(
+        tmp_path,
+        alone.sources["bank"],
+        "1.csv",
+        b"Date,Amount,Ref,Iban\n2026-11-01,5.00,A-0,IBAN-A\n",
+    )
+    assert reconciled(engine, alone, tmp_path).scope.appearing == ("alice",)
+
+    both = mapped_source({"IBAN-A": "alice", "IBAN-B": "bob"})
+    land_statement(
+        tmp_path,
+        both.sources["bank"],
+        "2.csv",
+        b"Date,Amount,Ref,Iban\n2026-11-01,7.00,B-0,IBAN-B\n",
+    )
+    part = reconciled(engine, both, tmp_path)
+    assert part.scope.appearing == ("bob",)
+    assert [m.ledger_ids for m in part.outcome.matches] == [((0, 1, 0),)]
+
+    batches.commit([("1.jsonl", event_file([DEPOSIT_A1]))])
+    bob_only = mapped_source({"IBAN-B": "bob"})
+    assert reconciled(engine, bob_only, tmp_path).scope.ledger_items == ()
+    assert rows(engine, "SELECT account FROM ledger_recon_accounts") == [("bob",)]
+
+    part = reconciled(engine, both, tmp_path)  # alice declared again: read from the start
+    assert part.scope.appearing == ("alice",)
+    assert [i.request_id for i in part.scope.ledger_items] == ["a1"]  # a0 stays matched
+    assert open_reasons(engine) == [("alice", "missing_in_statement")]
+
+
+@pytest.mark.parametrize(
+    "start", [{"from_batch": 1}, {"from_date": date(2026, 11, 2)}], ids=["batch", "date"]
+)
+def test_a_declared_start_leaves_out_earlier_movements_until_it_moves_earlier(
+    engine: Engine, tmp_path: Path, start: dict
+):
+    batches = SerialCommits(engine, build_ledger())
+    batches.commit([("0.jsonl", event_file([DEPOSIT_A0]))])  # dated 2026-11-01
+    batches.commit([("1.jsonl", event_file([DEPOSIT_A1]))])  # dated 2026-11-03
+    later = mapped_source({"IBAN-A": "alice"}, **start)
+    land_statement(
+        tmp_path,
+        later.sources["bank"],
+        "1.csv",
+        b"Date,Amount,Ref,Iban\n2026-11-03,3.00,A-1,IBAN-A\n",
+    )
+
+    part = reconciled(engine, later, tmp_path)
+
+    assert [i.request_id for i in part.scope.ledger_items] == ["a1"]
+    assert len(part.outcome.matches) == 1 and open_reasons(engine) == []
+    assert rows(engine, "SELECT from_batch, from_date FROM ledger_recon_runs") == [
+        (start.get("from_batch", 0), start.get("from_date"))
+    ]
+
+    part = reconciled(engine, mapped_source({"IBAN-A": "alice"}), tmp_path)  # from the first
+
+    assert part.scope.appearing == ("alice",)
+    assert [i.request_id for i in part.scope.ledger_items] == ["a0"]  # a1 stays matched
+    assert open_reasons(engine) == [("alice", "missing_in_statement")]
