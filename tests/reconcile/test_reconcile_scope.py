@@ -5,9 +5,10 @@ statements arriving (the scope in `ledger_engine.reconcile.matching`'s specifica
 
 from __future__ import annotations
 
+import itertools
 import tempfile
 from dataclasses import replace
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from sqlalchemy import Engine
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.reconcile.inbox import land_statement
 from ledger_engine.reconcile.matching.reference import match
+from ledger_engine.reconcile.matching.spark import spark_matcher
 from ledger_engine.reconcile.run import reconcile
 from ledger_engine.reconcile.sources import Sources
 from tests.support.bank import deposit
@@ -124,6 +126,54 @@ def test_an_entry_repeating_one_an_earlier_run_matched_is_a_duplicate(engine: En
     reconcile(engine, SOURCES, tmp_path, match, who="pytest")
 
     assert open_reasons(engine) == [("bob", "duplicate"), ("bob", "missing_in_ledger")]
+
+
+# Through the pipeline and the Spark matcher: b and c appear after runs, c after a batch that
+# came after a run; b's entry is 100 off, c's is sent again beside one the ledger lacks.
+THROUGH_SPARK = History(
+    batches=(
+        (
+            Movement("a-d0", "acct-a", 500, DAY, "A-0"),
+            Movement("b-d0", "acct-b", 700, DAY, "B-0"),
+            Movement("z-0", "acct-z", 1, DAY, "Z-0"),
+        ),
+        (
+            Movement("a-d1", "acct-a", 800, DAY + timedelta(days=1), "A-1"),
+            Movement("c-d0", "acct-c", 300, DAY, "C-0"),
+            Movement("z-1", "acct-z", 2, DAY, "Z-1"),
+        ),
+    ),
+    files=(
+        (Entry("acct-a", 500, DAY, "A-0"), Entry("acct-a", 820, DAY + timedelta(days=2), "A-1")),
+        (Entry("acct-b", 800, DAY, "B-0"),),
+        (Entry("acct-c", 300, DAY, "C-0"), Entry("acct-c", 10_000, DAY, None)),
+        (Entry("acct-c", 300, DAY, "C-0"),),
+    ),
+    steps=(COMMIT, RUN, LAND, RUN, COMMIT, RUN, LAND, LAND, RUN, LAND),
+)
+
+
+def test_a_history_through_the_pipeline_and_the_spark_matcher_ends_as_the_oracle_says(
+    engine: Engine, commit_files, spark, tmp_path: Path
+):
+    batch_ids = itertools.count()
+
+    play(
+        THROUGH_SPARK,
+        engine,
+        tmp_path,
+        lambda files: commit_files(engine, next(batch_ids), files),
+        spark_matcher(spark),
+    )
+
+    matches, breaks = stored_outcome(engine, KEYED.name)
+    assert (matches, breaks) == outcome_decided(oracle(engine, THROUGH_SPARK))
+    assert sorted(m[0] for m in matches) == ["exact", "exact", "near"]
+    assert sorted((b[1], b[0]) for b in breaks) == [
+        ("acct-b", "amount_mismatch"),
+        ("acct-c", "duplicate"),
+        ("acct-c", "missing_in_ledger"),
+    ]
 
 
 # --- Declarations: accounts added and dropped, a start declared and moved -------------------
