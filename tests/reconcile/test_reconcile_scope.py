@@ -6,6 +6,7 @@ statements arriving (the scope in `ledger_engine.reconcile.matching`'s specifica
 from __future__ import annotations
 
 import itertools
+import shutil
 import tempfile
 from dataclasses import replace
 from datetime import date, timedelta
@@ -13,14 +14,17 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 
 from ledger_engine.apps.bank.ledger import build_ledger
-from ledger_engine.reconcile.inbox import land_statement
+from ledger_engine.reconcile.inbox import land_statement, load_statements
 from ledger_engine.reconcile.matching.reference import match
 from ledger_engine.reconcile.matching.spark import spark_matcher
 from ledger_engine.reconcile.run import reconcile
 from ledger_engine.reconcile.sources import Sources
+from ledger_engine.store.database import ledger_url
+from ledger_engine.store.migrations import migrate, migrations
+from ledger_engine.store.schema import apply_declared_schema
 from tests.support.bank import deposit
 from tests.support.database import empty_ledger, rows
 from tests.support.events import event_file
@@ -261,3 +265,53 @@ def test_a_declared_start_leaves_out_earlier_movements_until_it_moves_earlier(
     assert part.scope.appearing == ("alice",)
     assert [i.request_id for i in part.scope.ledger_items] == ["a0"]  # a1 stays matched
     assert open_reasons(engine) == [("alice", "missing_in_statement")]
+
+
+# --- A ledger reconciled before sql/0023 --------------------------------------------------
+
+
+def test_a_ledger_reconciled_before_0023_finds_the_movements_its_runs_missed(
+    empty_database_url: str, engine_on, tmp_path: Path
+):
+    ledger = build_ledger()
+    engine = engine_on(ledger_url(empty_database_url, ledger))
+    before = tmp_path / "sql"
+    before.mkdir()
+    for migration in migrations():
+        if migration.version < "0023":
+            shutil.copy(migration.path, before)
+    migrate(engine, before)
+    apply_declared_schema(engine, ledger)
+    SerialCommits(engine, ledger).commit([("0.jsonl", event_file([DEPOSIT_B0]))])
+    # What the runs before 0023 left: one on an empty inbox, then one that loaded bob's
+    # first statement and, reading only batches after the first run's, missed his deposit.
+    inbox = tmp_path / "statements"
+    land_statement(inbox, KEYED, "1.csv", b"Date,Amount,Ref,Acct\n2026-11-01,7.00,B-0,bob\n")
+    load_statements(engine, SOURCES, inbox)
+    with engine.begin() as conn:
+        for through_file, opened in ((0, 0), (1, 1)):
+            conn.execute(
+                text(
+                    "INSERT INTO ledger_recon_runs (source, sources_digest, through_batch,"
+                    " through_file, statement_items, ledger_items, matches, breaks_opened,"
+                    " breaks_closed, who, started_at) VALUES ('bank', 'old', 0, :file,"
+                    " :file, 0, 0, :opened, 0, 'before 0023', now())"
+                ),
+                {"file": through_file, "opened": opened},
+            )
+        conn.execute(
+            text(
+                "INSERT INTO ledger_recon_breaks (source, reason, account, file_id, position,"
+                " opened_run_id) VALUES ('bank', 'missing_in_ledger', 'bob', 1, 2, 2)"
+            )
+        )
+    assert migrate(engine) == ["0023"]
+
+    part = reconciled(engine, SOURCES, inbox)
+
+    assert part.scope.appearing == ("bob",)  # its start was never recorded: read again
+    assert [m.ledger_ids for m in part.outcome.matches] == [((0, 0, 0),)]
+    assert rows(engine, "SELECT status, resolution FROM ledger_recon_breaks") == [
+        ("resolved", "matched")
+    ]
+    assert rows(engine, "SELECT account FROM ledger_recon_accounts") == [("bob",)]
