@@ -24,9 +24,10 @@ from ledger_engine.reconcile.run import reconcile
 from ledger_engine.reconcile.sources import Sources
 from ledger_engine.store.database import ledger_url
 from ledger_engine.store.migrations import migrate, migrations
+from ledger_engine.store.reconciliation import Start, scope_in
 from ledger_engine.store.schema import apply_declared_schema
 from tests.support.bank import deposit
-from tests.support.database import empty_ledger, rows
+from tests.support.database import empty_ledger, rows, table_reads
 from tests.support.events import event_file
 from tests.support.recon_history import (
     COMMIT,
@@ -315,3 +316,70 @@ def test_a_ledger_reconciled_before_0023_finds_the_movements_its_runs_missed(
         ("resolved", "matched")
     ]
     assert rows(engine, "SELECT account FROM ledger_recon_accounts") == [("bob",)]
+
+
+# --- Cost: what is new and open, not the ledger's history -----------------------------------
+
+OTHERS = 3_000  # movements of other accounts committed before bob first appears
+READ = ("ledger_change_log", "ledger_events")
+
+
+def deposits_of_others(first: int, count: int) -> list:
+    return [
+        deposit(f"o{n}", f"other-{n % 500}", 100 + n, reference=f"O-{n}")
+        for n in range(first, first + count)
+    ]
+
+
+def test_an_account_first_appearing_reads_its_own_movements_not_the_others(
+    engine: Engine, tmp_path: Path
+):
+    batches = SerialCommits(engine, build_ledger())
+    batches.commit([("0.jsonl", event_file([DEPOSIT_B0, *deposits_of_others(0, OTHERS // 2)]))])
+    batches.commit(
+        [
+            (
+                "1.jsonl",
+                event_file(
+                    [
+                        *deposits_of_others(OTHERS // 2, OTHERS // 2),
+                        deposit("b1", "bob", 1, reference="B-1"),
+                    ]
+                ),
+            )
+        ]
+    )
+    reconciled(engine, SOURCES, tmp_path)  # an empty inbox: nothing reconciled yet
+    land_statement(tmp_path, KEYED, "1.csv", b"Date,Amount,Ref,Acct\n2026-11-01,7.00,B-0,bob\n")
+    load_statements(engine, SOURCES, tmp_path)
+
+    scope, read = scope_reads(engine)
+
+    assert scope.appearing == ("bob",)
+    assert [i.request_id for i in scope.ledger_items] == ["b0", "b1"]
+    # The ledger's rows read (scans, rows scanned, rows fetched by index): no scan of its
+    # history, and by index bob's two changes and their two events, of the 6,004 and 3,002.
+    assert read == {"ledger_change_log": [0, 0, 2], "ledger_events": [0, 0, 2]}
+
+    reconciled(engine, SOURCES, tmp_path)  # b0 matched, b1 missing in the statement
+    new = [*deposits_of_others(OTHERS, 100), deposit("b2", "bob", 5, reference="B-2")]
+    batches.commit([("2.jsonl", event_file(new))])
+
+    scope, read = scope_reads(engine)
+
+    assert scope.appearing == ()
+    assert [i.request_id for i in scope.ledger_items] == ["b1", "b2"]
+    # What is open (b1's break, by its key) and new (b2, among the new batch's 202 changes):
+    # none of the history's changes, and only their two events.
+    assert read["ledger_change_log"][:2] == [0, 0] and read["ledger_change_log"][2] <= 1 + 202
+    assert read["ledger_events"] == [0, 0, 2]
+
+
+def scope_reads(engine: Engine):
+    """The scope a run of `KEYED` reads now, and the ledger's rows it read (`READ`)."""
+    with engine.begin() as conn:  # one transaction: the counters move by its reads alone
+        cursor = conn.connection.cursor()
+        before = table_reads(cursor, READ)
+        scope = scope_in(cursor, KEYED.name, KEYED.table, None, Start())
+        after = table_reads(cursor, READ)
+    return scope, {t: [a - b for a, b in zip(after[t], before[t], strict=True)] for t in READ}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from psycopg2 import sql
@@ -37,3 +38,18 @@ def empty_ledger(engine: Engine) -> None:
                 sql.SQL(", ").join(map(sql.Identifier, tables))
             )
         )
+
+
+def table_reads(cursor, tables: Sequence[str]) -> dict[str, list[int]]:
+    """For each of `tables`, [scans, rows read by scans, rows fetched by index] that the
+    backend of `cursor` (psycopg2) has not yet reported (`pg_stat_xact_user_tables`): within
+    one transaction, two readings differ by exactly what the transaction read in between."""
+    cursor.execute(
+        "SELECT relname, seq_scan, seq_tup_read, coalesce(idx_tup_fetch, 0)"
+        " FROM pg_stat_xact_user_tables"
+        " WHERE schemaname = current_schema() AND relname = ANY(%s)",
+        (list(tables),),
+    )
+    found = {name: list(counts) for name, *counts in cursor.fetchall()}
+    assert set(found) == set(tables), found
+    return found

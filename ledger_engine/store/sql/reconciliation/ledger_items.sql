@@ -10,6 +10,10 @@
 --   3. the changes in its open breaks (also those before a later start).
 -- A movement's date is the value date its event gave, else the day its batch committed
 -- (UTC); a change that moved nothing (a row written with its own value) is no movement.
+-- Each appearing account's changes and each movement's event are read in a subquery that the
+-- planner keeps per row (OFFSET 0, LIMIT 1: a lateral subquery with either is never turned
+-- into a join), so that they are found by index whatever the statistics say: a join chosen
+-- on statistics not yet gathered after a large batch would read a whole batch's events.
 WITH candidates AS (
     SELECT c.batch_id, c.position, c.seq, c.key, c.request_id,
            coalesce((c.after #>> '{}')::bigint, 0) - coalesce((c.before #>> '{}')::bigint, 0)
@@ -31,6 +35,7 @@ WITH candidates AS (
         FROM ledger_change_log AS l
         WHERE l.table_name = %(table)s AND l.key = a.account
           AND l.batch_id >= %(from_batch)s AND l.batch_id <= %(through_batch)s
+        OFFSET 0
     ) AS c
 ), movements AS (
     SELECT m.*, true AS since_start
@@ -55,14 +60,18 @@ WITH candidates AS (
         ON (c.batch_id, c.position, c.seq) = (b.batch_id, b.change_position, b.change_seq)
     WHERE b.source = %(source)s AND b.status = 'open'
 ), dated AS (
-    SELECT m.batch_id, m.position, m.seq, m.key, m.amount, m.since_start,
-           coalesce(ledger_date_or_null(e.payload ->> 'value_date'),
-                    (bt.committed_at AT TIME ZONE 'UTC')::date) AS day,
-           e.payload ->> 'reference' AS reference, e.payload ->> 'description' AS description,
-           m.request_id
+    SELECT m.batch_id, m.position, m.seq, m.key, m.amount, m.since_start, e.day, e.reference,
+           e.description, m.request_id
     FROM movements AS m
-    JOIN ledger_events AS e USING (batch_id, position)
-    JOIN ledger_batches AS bt USING (batch_id)
+    CROSS JOIN LATERAL (
+        SELECT coalesce(ledger_date_or_null(e.payload ->> 'value_date'),
+                        (bt.committed_at AT TIME ZONE 'UTC')::date) AS day,
+               e.payload ->> 'reference' AS reference, e.payload ->> 'description' AS description
+        FROM ledger_events AS e
+        JOIN ledger_batches AS bt USING (batch_id)
+        WHERE (e.batch_id, e.position) = (m.batch_id, m.position)
+        LIMIT 1
+    ) AS e
     WHERE m.amount <> 0
 )
 SELECT batch_id, position, seq, key, amount, day, reference, description, request_id
