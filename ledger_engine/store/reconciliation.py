@@ -139,8 +139,8 @@ def scope_in(
         StatementItem((file_id, position), account, amount, day, reference, description)
         for file_id, position, account, amount, day, reference, description in cursor
     )
-    cursor.execute(
-        statement("reconciliation/ledger_items"),
+    ledger_items = _ledger_items(
+        cursor,
         {
             "source": source,
             "table": table,
@@ -151,10 +151,6 @@ def scope_in(
             "from_batch": start.batch,
             "from_date": start.day,
         },
-    )
-    ledger_items = tuple(
-        LedgerItem((batch, position, seq), key, amount, day, reference, description, request)
-        for batch, position, seq, key, amount, day, reference, description, request in cursor
     )
     cursor.execute(statement("reconciliation/pending_write_offs"), (source,))
     pending = tuple(_pending_write_off(*row) for row in cursor.fetchall())
@@ -181,6 +177,15 @@ def scope_in(
         ledger_items=ledger_items,
         pending_write_offs=pending,
         repeats=frozenset(cursor.fetchall()),
+    )
+
+
+def _ledger_items(cursor, scope: dict) -> tuple[LedgerItem, ...]:
+    """The ledger's movements in `scope` (`ledger_items.sql`'s parameters)."""
+    cursor.execute(statement("reconciliation/ledger_items"), scope)
+    return tuple(
+        LedgerItem((batch, position, seq), key, amount, day, reference, description, request)
+        for batch, position, seq, key, amount, day, reference, description, request in cursor
     )
 
 
