@@ -294,11 +294,12 @@ def reconciliation_expectations() -> list[Expectation]:
         rows(
             "reconciled ledger changes are each matched or open once per source",
             audit_query("recon_changes_settled"),
-            "Every ledger change a source's run considered (a movement, in the batches after "
-            "the source's run before it up to the run's `through_batch`, of a row that the "
-            "source's statements up to the run's `through_file` name) is in exactly one match "
-            "or one open break of that source; no match or open break of a source holds a "
-            "change beyond the last batch its runs reached.",
+            "Every ledger change a source's runs considered (every movement, up to its latest "
+            "run's `through_batch`, of each account it reconciles, from the start that run "
+            "read from; for a run from before runs recorded their start, the movements in its "
+            "batches of the rows its statements named) is in exactly one match or one open "
+            "break of that source; no match or open break of a source holds a change beyond "
+            "the last batch its runs reached.",
         ),
         rows(
             "no reconciled item is in two matches",

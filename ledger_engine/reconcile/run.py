@@ -1,9 +1,11 @@
 """A reconciliation run: statements loaded, each source's scope matched, the decisions kept.
 
 `reconcile` loads the statement files that have landed (`inbox.load_statements`), then for
-each declared source reads what it must consider (`store.reconciliation.read_scope`: the new
-items and those in its open breaks), matches them by the source's rules and records the
-matches and breaks in one transaction per source (`record_run`). A dry run matches and
+each declared source reads what it must consider (`store.reconciliation.read_scope`: every
+item not yet settled, as the specification in `matching` defines it: the new items, every
+movement since the source's start of an account appearing now, and the items of its open
+breaks), matches them by the source's rules and records the matches and breaks in one
+transaction per source (`record_run`). A dry run matches and
 reports the same, and writes nothing (not even the statements: it reads what is loaded).
 
 The same inputs give the same decisions: matching is deterministic, and a run that dies
@@ -33,7 +35,7 @@ from ledger_engine.reconcile.matching.order import break_order
 from ledger_engine.reconcile.rules import Rule
 from ledger_engine.reconcile.sources import Source, Sources
 from ledger_engine.reconcile.write_offs import Settlement, settle_write_offs
-from ledger_engine.store.reconciliation import RunRecord, Scope, read_scope, record_run
+from ledger_engine.store.reconciliation import RunRecord, Scope, Start, read_scope, record_run
 from ledger_engine.store.statements import FileOutcome
 
 Matcher = Callable[[Sequence[StatementItem], Sequence[LedgerItem], Sequence[Rule]], Outcome]
@@ -73,12 +75,14 @@ def reconcile(
     runs = []
     for source in sorted(sources.sources.values(), key=lambda s: s.folder):
         started_at = datetime.now(UTC)
-        scope = read_scope(engine, source.name, source.table, ledger_rows_of(source))
+        scope = read_scope(
+            engine, source.name, source.table, ledger_rows_of(source), start_of(source)
+        )
         settlements, statement_items, ledger_items = settle_write_offs(
             scope.pending_write_offs, scope.statement_items, scope.ledger_items
         )
         outcome = _duplicates_kept(
-            matcher(statement_items, ledger_items, source.rules), scope.open_duplicates
+            matcher(statement_items, ledger_items, source.rules), scope.repeats
         )
         _check_complete(scope, outcome, settlements)
         record = None
@@ -107,16 +111,22 @@ def ledger_rows_of(source: Source) -> list[str] | None:
     return None
 
 
-def _duplicates_kept(outcome: Outcome, open_duplicates: frozenset[ItemId]) -> Outcome:
-    """`outcome`, where an entry of an open duplicate break that is still unmatched stays a
-    duplicate. The earlier identical entry it repeats was matched (or kept) by an earlier run,
-    which is why this run does not consider it, and the matcher, seeing the entry alone, would
-    call it missing in the ledger."""
-    if not open_duplicates:
+def start_of(source: Source) -> Start:
+    """Where `source`'s movements start, as its declaration's `from` says."""
+    return Start(source.from_batch, source.from_date)
+
+
+def _duplicates_kept(outcome: Outcome, repeats: frozenset[ItemId]) -> Outcome:
+    """`outcome`, where an entry that repeats an entry settled before this run (`repeats`) and
+    is still unmatched is a duplicate. The earlier identical entry was matched by an earlier run
+    (or by hand), which is why this run does not consider it, and the matcher, seeing the entry
+    alone, would call it missing in the ledger: so whether an entry sent again is a duplicate
+    does not depend on whether a run came between the two statements."""
+    if not repeats:
         return outcome
     breaks = [
         Break(DUPLICATE, b.account, b.statement_ids, ())
-        if b.reason == MISSING_IN_LEDGER and b.statement_ids[0] in open_duplicates
+        if b.reason == MISSING_IN_LEDGER and b.statement_ids[0] in repeats
         else b
         for b in outcome.breaks
     ]

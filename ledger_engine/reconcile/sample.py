@@ -23,7 +23,7 @@ from ledger_engine.reconcile.generator import (
     GeneratedStatement,
     statement_with_differences,
 )
-from ledger_engine.reconcile.run import ledger_rows_of
+from ledger_engine.reconcile.run import ledger_rows_of, start_of
 from ledger_engine.reconcile.sources import Source, Sources
 from ledger_engine.store.reconciliation import balances_at_batch, first_rows, read_scope
 
@@ -79,19 +79,25 @@ def sample_statement(
             f"written in camt.053 only"
         )
     keys = (ledger_rows_of(source) or first_rows(engine, source.table, accounts))[:accounts]
-    scope = read_scope(engine, source.name, source.table, keys)
+    scope = read_scope(engine, source.name, source.table, keys, start_of(source))
     if not scope.ledger_items:
         raise NoSampleStatement(
             f"no committed movement of {', '.join(keys) or 'any row'} in table "
             f"{source.table!r} is left for source {source.name!r} to reconcile: commit "
             "events first (ledger generate, ledger run)"
         )
+    # Each account's statement opens where its movements in the scope start: after the
+    # source's last run for an account it read before, at the start for one appearing now.
+    appearing = [key for key in keys if key in scope.appearing]
+    known = [key for key in keys if key not in scope.appearing]
+    opening = balances_at_batch(engine, source.table, known, scope.after_batch)
+    opening |= balances_at_batch(engine, source.table, appearing, scope.start.batch - 1)
     generated = statement_with_differences(
         scope.ledger_items,
         seed=seed,
         account_ids=_statement_accounts(source, keys),
         differences=differences,
-        opening_balances=balances_at_batch(engine, source.table, keys, scope.after_batch),
+        opening_balances=opening,
         currency=source.currency,
         precision=source.precision,
         message_id=message_id,

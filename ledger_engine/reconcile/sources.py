@@ -44,6 +44,15 @@ and the payload fields it fills (`ledger breaks write-off`, `ledger_engine.recon
 A source's `currency` and `precision` are the unit its amounts are in: where its table declares
 a unit (`declare_state(..., unit="EUR/2")`), they must be that unit.
 
+A source reconciles every movement of its accounts, whenever an account first appears in its
+statements (`ledger_engine.reconcile.matching` says which movements a run considers). Where its
+statements start later than the ledger (a bank account opened on a date, a provider onboarded
+mid-year), `from` says where: a date (movements dated that day or later, by value date, else
+the day their batch committed) or a batch id (movements of that batch and later)::
+
+    [sources.provider]
+    from = 2026-07-01             # or: from = 1200 (a batch id)
+
 Where a source gives neither `account` nor `accounts`, the statement's account ids are the
 ledger's keys themselves. Every key is checked when the file is read, and a mistake (a typo in
 a key, an unknown format, a CSV layout without an amount column) raises `SourcesError` naming
@@ -56,6 +65,7 @@ import hashlib
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +109,7 @@ _SOURCE_KEYS = {
     "csv",
     "rules",
     "write_off",
+    "from",
 }
 _WRITE_OFF_KEYS = {"stream", "account", "amount", "reference", "description"}
 
@@ -145,6 +156,10 @@ class Source:
     csv: CsvLayout | None = None
     rules: tuple[Rule, ...] = ()  # in priority order (`ledger_engine.reconcile.rules`)
     write_off: WriteOffStream | None = None  # None: its breaks cannot be written off
+    # The declared start (`from`): movements of batches from `from_batch` on, dated on or
+    # after `from_date` (None: any date); neither declared is batch 0, any date.
+    from_batch: int = 0
+    from_date: date | None = None
 
     @property
     def folder(self) -> str:
@@ -248,6 +263,7 @@ def _source(
     layout = None if csv is None else _csv_layout(f"{where} [csv]", csv)
     if layout is not None and account is None and "account" not in layout.columns:
         raise SourcesError(f"{where}: without a fixed account, [csv] columns must name account")
+    from_batch, from_date = _start(where, body.get("from"))
     return Source(
         name=name,
         format=fmt,
@@ -259,6 +275,22 @@ def _source(
         csv=layout,
         rules=parse_rules(where, body.get("rules", [])),
         write_off=_write_off(f"{where} [write_off]", body.get("write_off"), streams),
+        from_batch=from_batch,
+        from_date=from_date,
+    )
+
+
+def _start(where: str, value: Any) -> tuple[int, date | None]:
+    """The start `from` declares: (first batch, first date)."""
+    if value is None:
+        return 0, None
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value, None
+    if isinstance(value, date) and not isinstance(value, datetime):
+        return 0, value
+    raise SourcesError(
+        f"{where}: from must be a date (from = 2026-07-01) or a batch id (a whole number, "
+        f"0 or more), not {value!r}"
     )
 
 

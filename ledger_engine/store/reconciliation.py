@@ -1,22 +1,26 @@
 """Keeping reconciliation's decisions: what a run of a source considers, and all it decides,
-in one transaction (tables: `sql/0019_reconciliation.sql`).
+in one transaction (tables: `sql/0019_reconciliation.sql`, `0020`, `0024`).
 
-A run of a source considers the statement entries of files loaded since its last run and the
-ledger's movements of batches committed since then, plus every item still in an open break:
-every earlier item is matched or in one, so the run costs what is new and what is open, not
-the ledger's history. `record_run` then writes the matches, resolves the open breaks whose
+A run of a source considers what its specification's scope says
+(`ledger_engine.reconcile.matching`): every item of the source not yet settled. Every item an
+earlier run considered is matched or in an open break, so a run reads the statement entries of
+files loaded since its last run, the ledger's movements of the accounts it reconciled before in
+the batches committed since then, every movement since the source's start of an account
+appearing now (its first statement entry, its declaration, a changed start), each read by its
+key, and the items of its open breaks: it costs what is new, what appears and what is open,
+not the ledger's history. `record_run` then writes the matches, resolves the open breaks whose
 items are now matched, keeps the breaks that still hold, supersedes those whose reason
 changed, settles the write-offs whose adjusting event it found committed
-(`ledger_engine.reconcile.write_offs`) and opens the new breaks, and records the rules it
-matched by; before it commits it counts, in the database, that every item
-considered is in exactly one match or one open break.
+(`ledger_engine.reconcile.write_offs`), opens the new breaks, records the rules it matched by
+and the accounts it read from the start (`ledger_recon_accounts`); before it commits it
+counts, in the database, that every item considered is in exactly one match or one open break.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 
 from psycopg2.extras import NamedTupleCursor, execute_values
 from sqlalchemy import Engine
@@ -32,18 +36,48 @@ _PAGE = 1_000
 
 
 @dataclass(frozen=True)
+class Start:
+    """Where a source's movements start (its declaration's `from`): batches from `batch` on,
+    dated on or after `day` (None: any day). The default, batch 0 and any day, is all."""
+
+    batch: int = 0
+    day: date | None = None
+
+    def __post_init__(self) -> None:
+        assert self.batch >= 0, self.batch
+
+
+@dataclass(frozen=True)
+class LastRun:
+    """The source's last recorded run: its id, where it stopped considering, and the start it
+    read from (`None`: recorded before starts were, sql/0024)."""
+
+    run_id: int | None  # None: the source has no run yet
+    through_batch: int = -1
+    through_file: int = 0
+    start: Start | None = None
+
+
+@dataclass(frozen=True)
 class Scope:
-    """What a run of `source` considers: the items, and the horizon it reaches."""
+    """What a run of `source` considers: the items, the horizon it reaches, and the accounts
+    whose movements it read from the source's start (`appearing`)."""
 
     source: str
+    table: str
+    start: Start
+    declared: tuple[str, ...] | None  # the rows it declares; None: named by its statements
+    after_run: int | None  # the source's last run when the scope was read (None: none)
     after_batch: int
     through_batch: int
     after_file: int
     through_file: int
+    appearing: tuple[str, ...]
     statement_items: tuple[StatementItem, ...]
     ledger_items: tuple[LedgerItem, ...]
     pending_write_offs: tuple[PendingWriteOff, ...] = ()
-    open_duplicates: frozenset[tuple[int, ...]] = frozenset()  # entries in duplicate breaks
+    # Entries considered that repeat an entry settled before (`repeated_entries.sql`).
+    repeats: frozenset[tuple[int, ...]] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -62,55 +96,96 @@ class ScopeMoved(RuntimeError):
 
 
 def read_scope(
-    engine: Engine, source: str, table: str, fixed_accounts: Sequence[str] | None
+    engine: Engine,
+    source: str,
+    table: str,
+    fixed_accounts: Sequence[str] | None,
+    start: Start = Start(),
 ) -> Scope:
-    """The items a run of `source` (reconciling `table`) considers now; its ledger rows are
-    `fixed_accounts`, or, where the source names rows by the ledger's own keys (`None`), the
-    rows its statements have spoken of."""
+    """The items a run of `source` (reconciling `table` from `start`) considers now; its
+    ledger rows are `fixed_accounts`, or, where the source names rows by the ledger's own keys
+    (`None`), the rows its statements have spoken of."""
     with engine.connect() as conn:
-        cursor = conn.connection.cursor()
-        after_batch, after_file = _last_run(cursor, source)
-        cursor.execute(statement("reconciliation/horizon"), (source,))
-        through_batch, through_file = cursor.fetchone()
-        if fixed_accounts is None:
-            cursor.execute(statement("reconciliation/source_accounts"), (source, table))
-            fixed_accounts = [account for (account,) in cursor.fetchall()]
-        cursor.execute(
-            statement("reconciliation/statement_items"),
-            {"source": source, "after_file": after_file, "through_file": through_file},
-        )
-        statement_items = tuple(
-            StatementItem((file_id, position), account, amount, day, reference, description)
-            for file_id, position, account, amount, day, reference, description in cursor
-        )
-        cursor.execute(
-            statement("reconciliation/ledger_items"),
-            {
-                "source": source,
-                "table": table,
-                "accounts": list(fixed_accounts),
-                "after_batch": after_batch,
-                "through_batch": through_batch,
-            },
-        )
-        ledger_items = tuple(
-            LedgerItem((batch, position, seq), key, amount, day, reference, description, request)
-            for batch, position, seq, key, amount, day, reference, description, request in cursor
-        )
-        cursor.execute(statement("reconciliation/pending_write_offs"), (source,))
-        pending = tuple(_pending_write_off(*row) for row in cursor.fetchall())
-        cursor.execute(statement("reconciliation/open_duplicates"), (source,))
-        duplicates = frozenset(cursor.fetchall())
+        return scope_in(conn.connection.cursor(), source, table, fixed_accounts, start)
+
+
+def scope_in(
+    cursor, source: str, table: str, fixed_accounts: Sequence[str] | None, start: Start
+) -> Scope:
+    """`read_scope` on a psycopg2 `cursor` (in its transaction)."""
+    declared = None if fixed_accounts is None else tuple(sorted(set(fixed_accounts)))
+    last = _last_run(cursor, source)
+    cursor.execute(statement("reconciliation/horizon"), (source,))
+    through_batch, through_file = cursor.fetchone()
+    # A changed start (or none recorded) reads every account again from the start.
+    restart = last.start != start
+    cursor.execute(
+        statement("reconciliation/appearing_accounts"),
+        {
+            "source": source,
+            "table": table,
+            "declared": None if declared is None else list(declared),
+            "after_file": 0 if restart else last.through_file,
+            "through_file": through_file,
+            "restart": restart,
+        },
+    )
+    appearing = tuple(account for (account,) in cursor.fetchall())
+    cursor.execute(
+        statement("reconciliation/statement_items"),
+        {"source": source, "after_file": last.through_file, "through_file": through_file},
+    )
+    statement_items = tuple(
+        StatementItem((file_id, position), account, amount, day, reference, description)
+        for file_id, position, account, amount, day, reference, description in cursor
+    )
+    ledger_items = _ledger_items(
+        cursor,
+        {
+            "source": source,
+            "table": table,
+            "declared": None if declared is None else list(declared),
+            "appearing": list(appearing),
+            "after_batch": last.through_batch,
+            "through_batch": through_batch,
+            "from_batch": start.batch,
+            "from_date": start.day,
+        },
+    )
+    cursor.execute(statement("reconciliation/pending_write_offs"), (source,))
+    pending = tuple(_pending_write_off(*row) for row in cursor.fetchall())
+    cursor.execute(
+        statement("reconciliation/repeated_entries"),
+        {
+            "files": [item.id[0] for item in statement_items],
+            "positions": [item.id[1] for item in statement_items],
+            "after_file": last.through_file,
+        },
+    )
     return Scope(
-        source,
-        after_batch,
-        through_batch,
-        after_file,
-        through_file,
-        statement_items,
-        ledger_items,
-        pending,
-        duplicates,
+        source=source,
+        table=table,
+        start=start,
+        declared=declared,
+        after_run=last.run_id,
+        after_batch=last.through_batch,
+        through_batch=through_batch,
+        after_file=last.through_file,
+        through_file=through_file,
+        appearing=appearing,
+        statement_items=statement_items,
+        ledger_items=ledger_items,
+        pending_write_offs=pending,
+        repeats=frozenset(cursor.fetchall()),
+    )
+
+
+def _ledger_items(cursor, scope: dict) -> tuple[LedgerItem, ...]:
+    """The ledger's movements in `scope` (`ledger_items.sql`'s parameters)."""
+    cursor.execute(statement("reconciliation/ledger_items"), scope)
+    return tuple(
+        LedgerItem((batch, position, seq), key, amount, day, reference, description, request)
+        for batch, position, seq, key, amount, day, reference, description, request in cursor
     )
 
 
@@ -151,10 +226,14 @@ def balances_at_batch(engine: Engine, table: str, keys: Sequence[str], batch: in
         return dict(cursor.fetchall())
 
 
-def _last_run(cursor, source: str) -> tuple[int, int]:
+def _last_run(cursor, source: str) -> LastRun:
     cursor.execute(statement("reconciliation/last_run"), (source,))
     found = cursor.fetchone()
-    return (-1, 0) if found is None else (found[0], found[1])
+    if found is None:
+        return LastRun(None)
+    run_id, through_batch, through_file, from_batch, from_date = found
+    start = None if from_batch is None else Start(from_batch, from_date)
+    return LastRun(run_id, through_batch, through_file, start)
 
 
 def record_run(
@@ -174,7 +253,7 @@ def record_run(
     with engine.begin() as conn:
         cursor = conn.connection.cursor()
         cursor.execute(statement("reconciliation/lock"), (RECONCILE_LOCK, scope.source))
-        if _last_run(cursor, scope.source) != (scope.after_batch, scope.after_file):
+        if _last_run(cursor, scope.source).run_id != scope.after_run:
             raise ScopeMoved(f"another run of source {scope.source!r} recorded meanwhile")
         plan = _plan_breaks(cursor, scope.source, outcome, settlements)
         cursor.execute(
@@ -191,9 +270,12 @@ def record_run(
                 len(plan.closing),
                 who,
                 started_at,
+                scope.start.batch,
+                scope.start.day,
             ),
         )
         run_id = cursor.fetchone()[0]
+        _record_accounts(cursor, scope, run_id)
         _insert_rules(cursor, run_id, rules)
         match_of = _insert_matches(cursor, scope.source, run_id, outcome, who)
         _apply_breaks(cursor, scope.source, run_id, plan, match_of, who)
@@ -201,6 +283,21 @@ def record_run(
         _check_settled(cursor, scope)
     closed = len(plan.closing) + len(settlements)
     return RunRecord(run_id, len(outcome.matches), len(plan.opening), closed, len(settlements))
+
+
+def _record_accounts(cursor, scope: Scope, run_id: int) -> None:
+    """The accounts the source reconciles now: those read from the start by this run, and
+    none it no longer declares."""
+    accounts = {
+        "source": scope.source,
+        "table": scope.table,
+        "declared": None if scope.declared is None else list(scope.declared),
+        "appearing": list(scope.appearing),
+        "run_id": run_id,
+    }
+    cursor.execute(statement("reconciliation/drop_accounts"), accounts)
+    cursor.execute(statement("reconciliation/record_accounts"), accounts)
+    assert cursor.rowcount == len(scope.appearing), (cursor.rowcount, scope.appearing)
 
 
 def _insert_rules(cursor, run_id: int, rules: Sequence[Rule]) -> None:

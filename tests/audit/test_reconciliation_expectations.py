@@ -245,6 +245,14 @@ CASES = {
         CHANGES,
         ("source='bank', batch_id=0, position=4, seq=0", "neither matched nor in an open break"),
     ),
+    "an account first reconciled now, its earlier movement left unheld": Tamper(
+        (
+            "INSERT INTO ledger_recon_accounts (source, table_name, account, run_id)"
+            " VALUES ('bank', 'accounts', 'carol', 3)",
+        ),
+        CHANGES,
+        ("source='bank', batch_id=0, position=5, seq=0", "neither matched nor in an open break"),
+    ),
     "a matched change filed again under another source, into a second match": Tamper(
         (
             "INSERT INTO ledger_recon_matched_changes (source, batch_id, position, seq,"

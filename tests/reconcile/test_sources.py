@@ -4,6 +4,8 @@ with a message naming the source and the key for every mistake."""
 from __future__ import annotations
 
 import hashlib
+import tomllib
+from datetime import date, datetime
 from pathlib import Path
 
 import pytest
@@ -78,6 +80,37 @@ def test_a_source_without_a_mapping_reads_statement_accounts_as_ledger_keys():
     source = Source("s", "camt053", "accounts", "EUR", 2)
     assert source.ledger_key("acct-7") == "acct-7"
     assert source.ledger_key("") is None
+
+
+def test_a_source_may_declare_where_its_movements_start():
+    document = tomllib.loads(
+        DECLARATION.replace(
+            'precision = 2\naccount = "acct-000002"',
+            'precision = 2\nfrom = 1200\naccount = "acct-000002"',
+        ).replace(
+            '[sources."Main bank".accounts]', 'from = 2026-07-01\n[sources."Main bank".accounts]'
+        )
+    )
+
+    sources = parse_sources(document)
+
+    bank, provider = sources["Main bank"], sources["provider"]
+    assert (bank.from_batch, bank.from_date) == (0, date(2026, 7, 1))
+    assert (provider.from_batch, provider.from_date) == (1200, None)
+    undeclared = Source("s", "camt053", "accounts", "EUR", 2)
+    assert (undeclared.from_batch, undeclared.from_date) == (0, None)
+
+
+@pytest.mark.parametrize(
+    "start",
+    [-1, True, "2026-07-01", 12.0, datetime(2026, 7, 1, 8, 0), {"batch": 3}],
+    ids=["negative batch", "boolean", "text", "float", "date and time", "table"],
+)
+def test_a_start_that_is_neither_a_date_nor_a_batch_is_refused(start):
+    with pytest.raises(
+        SourcesError, match=r"source 's': from must be a date \(from = 2026-07-01\) or a batch id"
+    ):
+        parse_sources(_csv_source(**{"from": start}))
 
 
 def test_a_source_name_is_a_label_and_its_inbox_folder_is_derived():

@@ -27,6 +27,10 @@ from ledger_engine.cli import main
 from ledger_engine.core.ingest import event_to_line
 from ledger_engine.core.records import Event
 from ledger_engine.errors import LoginError
+from ledger_engine.reconcile.inbox import land_statement
+from ledger_engine.reconcile.matching.reference import match
+from ledger_engine.reconcile.run import reconcile
+from ledger_engine.reconcile.sources import Sources
 from ledger_engine.runtime.serial import run_serial
 from ledger_engine.store.database import connect, libpq_url
 from ledger_engine.store.migrations import SQL_DIR, migrate, migrations
@@ -38,6 +42,8 @@ from ledger_engine.store.roles import (
     login_url,
 )
 from tests.support.database import rows
+from tests.support.recon_history import keyed_source
+from tests.support.serial_commit import SerialCommits
 
 VIEWS_FOR_READERS = ("reconciled_balances", "account_statements", "request_outcomes", "ledger_rows")
 # Reconciliation's views for readers (sql/0019), empty until statements are reconciled.
@@ -436,6 +442,44 @@ def test_the_writer_commits_batches_equal_to_the_serial_runner(
     assert rows(writer.engine, "SELECT count(*) FROM ledger_change_log") == [
         (len(expected.changes),)
     ]
+
+
+def test_the_writer_reconciles_and_may_change_only_the_run_that_read_an_account(
+    logins: Logins, tmp_path: Path
+) -> None:
+    """A writer login runs reconciliation: an account appearing is recorded with the run that
+    read it from the start (sql/0024), which a later start's run may replace; the account
+    itself is not to be rewritten."""
+    writer = logins.create("writer")
+    bob = Event(
+        "deposits",
+        "b0",
+        {
+            "account_id": "bob",
+            "asset_id": "cash",
+            "amount": 700,
+            "asset_amount": 1,
+            "reference": "B-0",
+            "value_date": "2026-11-02",
+        },
+    )
+    SerialCommits(writer.engine, build_ledger()).commit(
+        [("0.jsonl", (event_to_line(bob) + "\n").encode())]
+    )
+    source = keyed_source()
+    sources = Sources({source.name: source}, digest="w" * 64)
+    reconcile(writer.engine, sources, tmp_path, match, who="writer")  # an empty inbox
+    land_statement(tmp_path, source, "1.csv", b"Date,Amount,Ref,Acct\n2026-11-02,7.00,B-0,bob\n")
+
+    (part,) = reconcile(writer.engine, sources, tmp_path, match, who="writer").sources
+
+    assert len(part.outcome.matches) == 1
+    assert rows(writer.engine, "SELECT account, run_id FROM ledger_recon_accounts") == [("bob", 2)]
+    conn = writer.connect()
+    rewrite = sql.SQL("UPDATE ledger_recon_accounts SET account = 'carol'")
+    assert error_of(conn, rewrite) == INSUFFICIENT_PRIVILEGE
+    assert error_of(conn, sql.SQL("UPDATE ledger_recon_accounts SET run_id = 1")) is None
+    conn.close()
 
 
 def test_the_writer_cannot_change_the_log(engine: Engine, logins: Logins) -> None:

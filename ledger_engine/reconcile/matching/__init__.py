@@ -49,6 +49,28 @@ each over what earlier rules left.
 3. `missing_in_ledger`: any other unmatched statement item;
 4. `missing_in_statement`: any other unmatched ledger item.
 Every item of either side ends in exactly one match or exactly one break.
+
+**What a run considers (its scope).** A run of a source matches, by the rules above, the
+items of the source that are not yet *settled*, an item being settled once a match of the
+source holds it (made by a rule, by hand, or by a write-off) or a break of it was written off:
+- every statement entry of the source's loaded files not settled;
+- every *movement* (a ledger item as above: a change of a row whose amount is not 0) not
+  settled by the source, of each account the source *reconciles*, at or after the source's
+  *start*, through the last committed batch. The accounts a source reconciles are the rows it
+  declares (`account`, `accounts`), or, where its statements name rows by the ledger's keys,
+  every row an entry of its loaded statements has named. Its start is its declaration's
+  `from`: a batch id (the movements of that batch and later), a date (the movements dated that
+  day or later) or neither (every movement). So an account's movements are considered whenever
+  the account first appears (its first statement after earlier runs, an account added to a
+  declaration, a new source), from the start, not from the first run that knew the account;
+- every item of the source's open breaks (also one before a later start).
+An entry left unmatched that is identical (account, amount, date, reference, description) to an
+earlier entry of the source that is settled is a `duplicate`, as it would be were the earlier
+one in the run. Since every item a run considers ends in a match or a break, the scope of the
+run after the last statement and the last batch decides every item; for inputs where each item
+has at most one candidate, that outcome is the one a single run over the whole history gives,
+whenever runs happened. (A match a run recorded is final: where a better candidate arrives
+after it, the order of runs can decide which pair matches.)
 """
 
 from __future__ import annotations
