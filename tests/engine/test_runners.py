@@ -24,7 +24,7 @@ def runners(spark) -> dict[str, Runner]:
     return {
         "serial": run_serial,
         "in process, 3 bins": partitioned_runner(bins=3),
-        "spark, 2 bins": spark_runner(spark, ExecutionOptions(bins=2, serial_fallback=False)),
+        "spark, 2 bins": spark_runner(spark, ExecutionOptions(bins=2)),
     }
 
 

@@ -31,9 +31,8 @@ OPTIONS = st.builds(
     bins=st.sampled_from([1, 2, 3]),
     round_cost=st.just(0),
     rounds=st.sampled_from([None, 2, 3]),
-    serial_fallback=st.just(False),  # always on Spark: the fallback is `test_prospect`'s
 )
-ON_SPARK = ExecutionOptions(serial_fallback=False)
+ON_SPARK = ExecutionOptions()
 
 
 def test_a_generated_bank_workload_gives_the_serial_result(spark) -> None:

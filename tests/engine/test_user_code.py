@@ -24,7 +24,7 @@ from ledger_engine.runtime.spark.shipping import ship_application
 from tests.support.user_apps import Layout, layouts, user_app_events, write_user_app
 
 SIMPLE_TRADE = Path(__file__).parents[1] / "support" / "apps" / "simple_trade.py"
-ON_SPARK = ExecutionOptions(bins=2, serial_fallback=False)
+ON_SPARK = ExecutionOptions(bins=2)
 # Each example writes a folder of its own under the test's `tmp_path` (`fresh`).
 SHARED_TMP = [HealthCheck.function_scoped_fixture]
 

@@ -135,6 +135,9 @@ class Schedule:
     deferred: frozenset[int]
     deferred_bindings: np.ndarray
     largest_bin: tuple[int, ...]  # per round, the most transactions any bin runs
+    # Per access (in `Accesses` order): its row as a dense code, and whether the row is ordered.
+    access_row: np.ndarray | None = None
+    access_ordered: np.ndarray | None = None
 
     @property
     def estimated_cost(self) -> int:
@@ -270,7 +273,9 @@ def plan(
         bin_of[members], biggest = assign_bins(components[members], bins)
         largest.append(biggest)
     masks = deferred_masks(accesses, classes[codes] == RowClass.DEFERRED)
-    return Schedule(rounds, bins, round_of, bin_of, deferred, masks, tuple(largest))
+    return Schedule(
+        rounds, bins, round_of, bin_of, deferred, masks, tuple(largest), codes, ordered
+    )
 
 
 def deferred_masks(accesses: Accesses, deferred: np.ndarray) -> np.ndarray:

@@ -76,16 +76,12 @@ class ExecutionOptions:
 
     `bins`: tasks per round (default: the session's default parallelism). `round_cost`: what
     a round's fixed cost (a Spark job) is worth in executed transactions, for choosing the
-    number of rounds. `rounds`: a fixed number of rounds instead. `serial_fallback`:
-    `run_spark` runs a batch that cannot be spread over bins
-    (`ledger_engine.runtime.parallel.probe`) with the serial runner instead (the pipeline, whose
-    events are not in the driver's memory, always runs on Spark); fixing `rounds` turns it off.
+    number of rounds. `rounds`: a fixed number of rounds instead.
     """
 
     bins: int | None = None
     round_cost: int = 20_000
     rounds: int | None = None
-    serial_fallback: bool = True
 
 
 @dataclass

@@ -38,6 +38,10 @@ class TaskClock:
         self._last, self._last_cpu = now, cpu
 
     def record(self) -> pa.RecordBatch:
+        return batch_of(OUTPUT, {"tag": [PROFILE], "blob": [self.report()]})
+
+    def report(self) -> bytes:
+        """What the task measured, pickled (read by `task_profile`)."""
         context = TaskContext.get()
         report = {
             "stage": self.stage,
@@ -47,7 +51,7 @@ class TaskClock:
             "cpu": self.cpu,
             "total": time.perf_counter() - self._started,
         }
-        return batch_of(OUTPUT, {"tag": [PROFILE], "blob": [pickle.dumps(report, PICKLE)]})
+        return pickle.dumps(report, PICKLE)
 
 
 def task_profile(blobs: Iterable[bytes]) -> dict[str, dict[str, Any]]:

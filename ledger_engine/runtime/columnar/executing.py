@@ -1,0 +1,334 @@
+"""Executing one slot of a plan: a bin's transactions of one round, in batch order, to columns.
+
+The slot's task receives its events (`routing.ROUTED_SCHEMA`, from every task that routed
+some) and the rows earlier rounds handed on to it (`ROWS_SCHEMA`). It runs the events in batch
+order (`ledger_engine.runtime.parallel.bins.execute_bin`) against those rows and the ones it
+reads from the batch's row source, and writes what happened as columns (`SlotOutput`): each
+event's outcome, each table's changes, the emitted results, the pending adds of deferred rows,
+and the rows it hands on to later rounds.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+import pyarrow as pa
+
+from ledger_engine.core.declarations import StreamingLedger, Table
+from ledger_engine.core.records import Change, Rejection
+from ledger_engine.core.storable import key_text
+from ledger_engine.core.transaction import PendingAdd
+from ledger_engine.runtime.columnar.carry import NO_CARRY
+from ledger_engine.runtime.columnar.screening import event_of_record
+from ledger_engine.runtime.columnar.typed import (
+    key_array,
+    key_type,
+    value_array,
+    value_type,
+    values_of,
+)
+from ledger_engine.runtime.parallel.bins import BinRows, Executed, Runnable, execute_bin
+from ledger_engine.runtime.parallel.plan import row_ids
+from ledger_engine.runtime.parallel.settle import PROBE
+
+CHUNK = 4096  # events read from the source and executed at a time
+
+OUTCOMES_SCHEMA = pa.schema(
+    [
+        ("position", pa.int64()),
+        ("stream", pa.string()),
+        ("request_id", pa.string()),
+        ("reason", pa.string()),  # null: applied
+        ("detail", pa.string()),
+    ]
+)
+RESULTS_SCHEMA = pa.schema(
+    [
+        ("position", pa.int64()),
+        ("seq", pa.int32()),
+        ("stream", pa.string()),
+        ("request_id", pa.string()),
+        ("payload", pa.binary()),  # pickled
+    ]
+)
+# A pending add of a deferred row (`seq` PROBE: a rejected transaction's probe). `delta`, `low`
+# and `high` are null when one of them leaves int64; `wide` then holds all three as text.
+PENDING_SCHEMA = pa.schema(
+    [
+        ("table", pa.int16()),
+        ("key", pa.string()),
+        ("position", pa.int64()),
+        ("seq", pa.int32()),
+        ("request_id", pa.string()),
+        ("delta", pa.int64()),
+        ("low", pa.int64()),
+        ("high", pa.int64()),
+        ("wide", pa.string()),
+    ]
+)
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def changes_schema(table: Table) -> pa.Schema:
+    """The columns of one table's changes."""
+    return pa.schema(
+        [
+            ("position", pa.int64()),
+            ("seq", pa.int32()),
+            ("request_id", pa.string()),
+            ("key", key_type(table)),
+            ("before", value_type(table)),
+            ("after", value_type(table)),
+        ]
+    )
+
+
+def rows_schema(table: Table) -> pa.Schema:
+    """The columns of one table's rows handed on to a later round."""
+    return pa.schema([("key", key_type(table)), ("value", value_type(table))])
+
+
+class RowSource(Protocol):
+    """Where a task reads the rows it was not handed: their values before the batch.
+    Picklable; used inside tasks."""
+
+    def open(self) -> None:
+        """Get ready to read (at the start of every task)."""
+        ...
+
+    def read(self, round_: int, table: Table, keys: Sequence[Any]) -> dict[Any, Any]:
+        """The values of `keys` of `table` before the batch (absent rows left out)."""
+        ...
+
+    def close(self) -> None:
+        """Release what reading took (at the end of every task)."""
+        ...
+
+
+@dataclass
+class SlotOutput:
+    """What a slot's task produced, as columns."""
+
+    outcomes: pa.Table
+    changes: dict[int, pa.Table]  # by table index
+    results: pa.Table
+    pending: pa.Table
+    handed: dict[int, dict[int, pa.Table]]  # destination slot -> table index -> rows
+    events: int = 0
+
+
+@dataclass
+class _Columns:
+    """Python lists that become one table's columns."""
+
+    names: tuple[str, ...]
+    lists: dict[str, list] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.lists = {name: [] for name in self.names}
+
+
+def execute_slot(
+    ledger: StreamingLedger,
+    routed: list[pa.Table],
+    handed_in: Iterable[tuple[int, pa.Table]],
+    source: RowSource,
+) -> SlotOutput:
+    """Run a slot's events against the rows handed to it and those of `source`.
+
+    `routed`: the slot's events in tables of `routing.ROUTED_SCHEMA` (each in batch order);
+    `handed_in`: (table index, `rows_schema` table) pairs of rows earlier rounds handed on.
+    """
+    tables = list(ledger.tables.values())
+    rows: BinRows = {name: {} for name in ledger.tables}
+    for index, handed in handed_in:
+        table = tables[index]
+        rows[table.name].update(
+            zip(
+                handed.column("key").to_pylist(),
+                values_of(table, handed.column("value")),
+                strict=True,
+            )
+        )
+    events = pa.concat_tables(list(routed)) if routed else None
+    out = _Output(ledger)
+    if events is not None and len(events):
+        events = events.take(
+            pa.array(np.argsort(events.column("position").to_numpy(), kind="stable"))
+        )
+        streams = ledger.streams
+        positions = events.column("position").to_pylist()
+        deferred = events.column("deferred").to_pylist()
+        carries = events.column("carry")
+        blobs = events.column("event")
+        for lo in range(0, len(positions), CHUNK):
+            hi = min(lo + CHUNK, len(positions))
+            runnables = []
+            for i in range(lo, hi):
+                event, keys = event_of_record(blobs[i].as_py())
+                assert keys is not None, "a runnable event carries its keys"
+                runnables.append(
+                    Runnable(positions[i], event, streams[event.stream], keys, deferred[i])
+                )
+            _read_missing(source, rows, runnables)
+            out.add(runnables, list(execute_bin(rows, runnables)))
+            out.carry(runnables, carries.slice(lo, hi - lo).to_pylist())
+    return out.finish(rows)
+
+
+def _read_missing(source: RowSource, rows: BinRows, runnables: list[Runnable]) -> None:
+    """Read the rows `runnables` touch that `rows` lacks (absent rows become `None`)."""
+    missing: dict[str, tuple[Table, set[Any]]] = {}
+    for runnable in runnables:
+        bindings = zip(runnable.stream.bindings, runnable.keys, strict=True)
+        for i, (binding, key) in enumerate(bindings):
+            table = binding.table
+            if key in rows[table.name] or runnable.deferred >> i & 1:
+                continue
+            missing.setdefault(table.name, (table, set()))[1].add(key)
+    for name, (table, keys) in missing.items():
+        found = source.read(0, table, list(keys))
+        delivered = rows[name]
+        for key in keys:
+            delivered[key] = found.get(key)
+
+
+class _Output:
+    """Builds a slot's columns as its transactions run."""
+
+    def __init__(self, ledger: StreamingLedger) -> None:
+        self.tables = list(ledger.tables.values())
+        self.index = {name: i for i, name in enumerate(ledger.tables)}
+        self.outcomes = _Columns(tuple(OUTCOMES_SCHEMA.names))
+        self.results = _Columns(tuple(RESULTS_SCHEMA.names))
+        self.pending = _Columns(tuple(PENDING_SCHEMA.names))
+        self.changes = {
+            i: _Columns(tuple(changes_schema(t).names)) for i, t in enumerate(self.tables)
+        }
+        self.handoffs: dict[int, set[tuple[int, Any]]] = {}
+        self.count = 0
+
+    def add(self, runnables: list[Runnable], executed: list[Executed]) -> None:
+        o = self.outcomes.lists
+        r = self.results.lists
+        self.count += len(executed)
+        for runnable, item in zip(runnables, executed, strict=True):
+            outcome = item.outcome
+            position = item.position
+            event = runnable.event
+            o["position"].append(position)
+            o["stream"].append(event.stream)
+            o["request_id"].append(event.request_id)
+            if type(outcome) is Rejection:
+                o["reason"].append(outcome.reason)
+                o["detail"].append(outcome.detail)
+            else:
+                for seq, change in enumerate(outcome.changes):
+                    if type(change) is Change:
+                        rid, name, key, before, after = change
+                        c = self.changes[self.index[name]].lists
+                        c["position"].append(position)
+                        c["seq"].append(seq)
+                        c["request_id"].append(rid)
+                        c["key"].append(key)
+                        c["before"].append(before)
+                        c["after"].append(after)
+                    else:
+                        self._pending(position, seq, change)
+                for seq, result in enumerate(outcome.results):
+                    r["position"].append(position)
+                    r["seq"].append(seq)
+                    r["stream"].append(result.stream)
+                    r["request_id"].append(result.request_id)
+                    r["payload"].append(result.payload)
+                o["reason"].append(None)
+                o["detail"].append(None)
+            for probe in item.probes:
+                self._pending(position, PROBE, probe)
+
+    def _pending(self, position: int, seq: int, add: PendingAdd) -> None:
+        p = self.pending.lists
+        p["table"].append(self.index[add.table])
+        p["key"].append(key_text(add.key))
+        p["position"].append(position)
+        p["seq"].append(seq)
+        p["request_id"].append(add.request_id)
+        numbers = (add.delta, add.low, add.high)
+        if all(INT64_MIN <= n <= INT64_MAX for n in numbers):
+            p["delta"].append(add.delta)
+            p["low"].append(add.low)
+            p["high"].append(add.high)
+            p["wide"].append(None)
+        else:
+            p["delta"].append(None)
+            p["low"].append(None)
+            p["high"].append(None)
+            p["wide"].append(",".join(str(n) for n in numbers))
+
+    def carry(self, runnables: list[Runnable], carries: list[list[int]]) -> None:
+        """Note the rows these events hand on after the round (their values are read at the
+        task's end: no later event of the slot touches them)."""
+        for runnable, carry in zip(runnables, carries, strict=True):
+            for binding, key, slot in zip(
+                runnable.stream.bindings, runnable.keys, carry, strict=True
+            ):
+                if slot != NO_CARRY:
+                    self.handoffs.setdefault(slot, set()).add((self.index[binding.table.name], key))
+
+    def finish(self, rows: BinRows) -> SlotOutput:
+        results = self.results.lists
+        results["payload"] = [_pickled(p) for p in results["payload"]]
+        changes = {}
+        for i, columns in self.changes.items():
+            if columns.lists["position"]:
+                table = self.tables[i]
+                c = columns.lists
+                changes[i] = pa.table(
+                    {
+                        "position": pa.array(c["position"], pa.int64()),
+                        "seq": pa.array(c["seq"], pa.int32()),
+                        "request_id": pa.array(c["request_id"], pa.string()),
+                        "key": key_array(table, c["key"]),
+                        "before": value_array(table, c["before"]),
+                        "after": value_array(table, c["after"]),
+                    },
+                    schema=changes_schema(table),
+                )
+        handed: dict[int, dict[int, pa.Table]] = {}
+        for slot, entries in self.handoffs.items():
+            by_table: dict[int, list[Any]] = {}
+            for index, key in entries:
+                by_table.setdefault(index, []).append(key)
+            handed[slot] = {}
+            for index, keys in by_table.items():
+                table = self.tables[index]
+                values = [rows[table.name][key] for key in keys]
+                handed[slot][index] = pa.table(
+                    {"key": key_array(table, keys), "value": value_array(table, values)},
+                    schema=rows_schema(table),
+                )
+        return SlotOutput(
+            pa.table(self.outcomes.lists, schema=OUTCOMES_SCHEMA),
+            changes,
+            pa.table(results, schema=RESULTS_SCHEMA),
+            pa.table(self.pending.lists, schema=PENDING_SCHEMA),
+            handed,
+            self.count,
+        )
+
+
+def _pickled(value: Any) -> bytes:
+    return pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
+
+
+def settle_partition(pending: pa.Table, partitions: int) -> np.ndarray:
+    """The settling partition of each pending add: by its row, so that one task settles all
+    of a row's adds."""
+    if not len(pending):
+        return np.zeros(0, dtype=np.int64)
+    ids = row_ids(pending.column("table").to_pylist(), pending.column("key").to_pylist())
+    return np.mod(ids, partitions)

@@ -1,0 +1,473 @@
+"""The columnar engine on Spark: a batch from its units to a `ColumnarRunResult`.
+
+The driver handles only what is per batch or per task: the list of units, counts, a plan
+made of arrays, parcels of columns. Every event is read, screened, routed, executed and
+settled in the executors; between them Spark moves parcels (`columnar.parcels`), a few
+binary values of megabytes each, never a row per event.
+
+1. **Screen** (one task per unit group): each unit's events are parsed and screened where
+   they lie; the admission columns (request ids, row ids) go to the driver, the events stay
+   in Spark's cache as parcels.
+2. **Admit and plan** (driver, array operations only): positions from the units' counts,
+   duplicates by request id (`columnar.admission`), then the plan
+   (`ledger_engine.runtime.parallel.plan`: rounds, bins, deferred rows) and where each row
+   goes between rounds (`columnar.carry`). A duplicate's kind needs two fingerprints: a small
+   job works them out for those events alone.
+3. **Route**: the cached events are cut into one parcel per slot (round, bin).
+4. **Execute**, round by round: a round's parcels and the rows earlier rounds handed on are
+   shuffled to the task of their bin, which runs them in batch order.
+5. **Settle** the deferred rows' adds, by row. A row whose running total overflowed is
+   planned again as ordered (step 2 on), as the serial runner would have rejected the add.
+6. **Collect** the parcels of outcomes, changes and results to the driver and join them into
+   Arrow tables.
+
+A batch with no parallelism in it (one conflict component) is planned into one slot: one
+task runs it serially, decided from the plan's arrays.
+"""
+
+from __future__ import annotations
+
+import pickle
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from ledger_engine.core.declarations import StreamingLedger, Table
+from ledger_engine.core.records import Event
+from ledger_engine.runtime.columnar import parcels as P
+from ledger_engine.runtime.columnar.admission import (
+    FINGERPRINTS_SCHEMA,
+    Admitted,
+    KnownLookup,
+    admit_columns,
+    positions_of,
+    unit_offsets,
+)
+from ledger_engine.runtime.columnar.carry import carry_slots, slots
+from ledger_engine.runtime.columnar.executing import (
+    OUTCOMES_SCHEMA as EXECUTED_SCHEMA,
+)
+from ledger_engine.runtime.columnar.executing import (
+    RESULTS_SCHEMA,
+    changes_schema,
+)
+from ledger_engine.runtime.columnar.result import (
+    REJECTIONS_SCHEMA,
+    ColumnarRunResult,
+    outcomes_table,
+)
+from ledger_engine.runtime.columnar.routing import RoutingPlan
+from ledger_engine.runtime.columnar.screening import (
+    ADMISSION_SCHEMA,
+    COUNTS_SCHEMA,
+    ENDED_SCHEMA,
+)
+from ledger_engine.runtime.columnar.settling import OVERFLOWED_SCHEMA, SETTLED_SCHEMA
+from ledger_engine.runtime.columnar.typed import key_type
+from ledger_engine.runtime.parallel.plan import Accesses, Schedule, plan, row_id
+from ledger_engine.runtime.spark import tasks
+from ledger_engine.runtime.spark.batch import ExecutionOptions
+from ledger_engine.runtime.spark.execution import routes_for
+from ledger_engine.runtime.spark.profile import task_profile
+from ledger_engine.runtime.spark.shipping import ship_application
+
+
+class Units(Protocol):
+    """A batch's events as units that Spark tasks read (`columnar.screening`)."""
+
+    def count(self) -> int:
+        """How many units there are (numbered from 0 in batch order)."""
+        ...
+
+    def screened(self, spark: SparkSession, ledger: StreamingLedger) -> DataFrame:
+        """The parcels of the units' screening (a DataFrame of `PARCEL` rows)."""
+        ...
+
+
+@dataclass(frozen=True)
+class EventChunks:
+    """In-memory events, shipped from the driver in pickled chunks of `size`."""
+
+    events: Sequence[Event]
+    size: int = 5_000
+
+    def count(self) -> int:
+        return -(-len(self.events) // self.size)
+
+    def screened(self, spark: SparkSession, ledger: StreamingLedger) -> DataFrame:
+        chunks = [
+            pickle.dumps(
+                [(e.stream, e.request_id, e.payload) for e in self.events[s : s + self.size]],
+                pickle.HIGHEST_PROTOCOL,
+            )
+            for s in range(0, len(self.events), self.size)
+        ]
+        table = pa.table(
+            {
+                "unit": pa.array(range(len(chunks)), pa.int32()),
+                "chunk": pa.array(chunks, pa.binary()),
+            }
+        )
+        frame = spark.createDataFrame(table).repartition(
+            min(max(len(chunks), 1), spark.sparkContext.defaultParallelism * 4)
+        )
+        return frame.mapInArrow(tasks.screen_chunks_task(ledger), P.PARCEL_DDL)
+
+
+@dataclass(frozen=True)
+class EventFiles:
+    """Files of JSON lines (the landing format): a batch in the order of their paths, then
+    of their lines."""
+
+    paths: Sequence[Path]
+
+    def count(self) -> int:
+        return len(self.paths)
+
+    def screened(self, spark: SparkSession, ledger: StreamingLedger) -> DataFrame:
+        ordered = sorted(str(Path(p).resolve()) for p in self.paths)
+        assert len(set(ordered)) == len(ordered), "each file once"
+        units = {path: unit for unit, path in enumerate(ordered)}
+        files = spark.read.format("binaryFile").load(ordered).select("path", "content")
+        files = files.repartition(min(len(ordered), spark.sparkContext.defaultParallelism * 4))
+        return files.mapInArrow(tasks.screen_files_task(ledger, units), P.PARCEL_DDL)
+
+
+@dataclass(frozen=True)
+class EventFrame:
+    """A DataFrame of JSON lines in `column` (text or bytes): a batch in the order of its
+    partitions, then of their rows. The frame must give the same rows in the same order
+    each time it is read (a file source, or a cached frame)."""
+
+    frame: DataFrame
+    column: str = "value"
+
+    def count(self) -> int:
+        return self.frame.rdd.getNumPartitions()
+
+    def screened(self, spark: SparkSession, ledger: StreamingLedger) -> DataFrame:
+        lines = self.frame.select(self.column)
+        return lines.mapInArrow(tasks.screen_frame_task(ledger, self.column), P.PARCEL_DDL)
+
+
+@dataclass(frozen=True)
+class StateRows:
+    """Rows read from an in-memory state broadcast to the workers (loaded once per worker)."""
+
+    state: Any  # a Broadcast of table name -> key -> value
+
+    def open(self) -> None:
+        self.state.value  # noqa: B018 - loads the broadcast once per worker
+
+    def read(self, round_: int, table: Table, keys: Sequence[Any]) -> dict[Any, Any]:
+        rows = self.state.value[table.name]
+        return {key: rows[key] for key in keys if key in rows}
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass
+class EngineProfile:
+    """Where a run's time went: the driver's wall seconds by phase and its CPU seconds, the
+    tasks' profile by stage (`profile.task_profile`), the plan's rounds and slots."""
+
+    events: int = 0
+    rounds: int = 0
+    slots: int = 0
+    replans: int = 0
+    driver_seconds: dict[str, float] = field(default_factory=dict)
+    driver_cpu: dict[str, float] = field(default_factory=dict)
+    tasks: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def driver_cpu_us_per_event(self) -> float:
+        """The driver's CPU per event (microseconds), all phases."""
+        return sum(self.driver_cpu.values()) * 1e6 / max(self.events, 1)
+
+
+class _Clock:
+    def __init__(self, profile: EngineProfile) -> None:
+        self.profile = profile
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+
+    def lap(self, phase: str) -> None:
+        wall, cpu = time.perf_counter(), time.process_time()
+        seconds, cpus = self.profile.driver_seconds, self.profile.driver_cpu
+        seconds[phase] = seconds.get(phase, 0.0) + wall - self.wall
+        cpus[phase] = cpus.get(phase, 0.0) + cpu - self.cpu
+        self.wall, self.cpu = wall, cpu
+
+
+def run_columnar(
+    spark: SparkSession,
+    ledger: StreamingLedger,
+    units: Units,
+    state: Mapping[str, Mapping[Any, Any]],
+    known: KnownLookup,
+    options: ExecutionOptions | None = None,
+) -> tuple[ColumnarRunResult, EngineProfile]:
+    """Run a batch given as `units` from `state` (a checked state: table -> key -> value,
+    every table present), after the request ids `known` to earlier batches."""
+    ledger.check()
+    ship_application(spark, ledger)  # so that the executors can import its functions
+    options = options or ExecutionOptions()
+    bins = options.bins or spark.sparkContext.defaultParallelism
+    routes = routes_for(spark, bins)
+    profile = EngineProfile()
+    clock = _Clock(profile)
+    frames: list[DataFrame] = []
+    broadcasts: list[Any] = []
+    try:
+        source = StateRows(_kept(broadcasts, spark.sparkContext.broadcast(dict(state))))
+        screened = _kept(frames, units.screened(spark, ledger).persist())
+        collected = _opened(screened.where(F.col("kind") != P.EVENTS))
+        clock.lap("screen")
+        count = units.count()
+        offsets = unit_offsets(_table(collected, P.COUNT, COUNTS_SCHEMA), count)
+        profile.events = int(offsets[-1])
+        admitted = admit_columns(_table(collected, P.ADMISSION, ADMISSION_SCHEMA), offsets, known)
+        clock.lap("admit")
+        fingerprints = _fingerprints(spark, ledger, screened, admitted, offsets, broadcasts)
+        clock.lap("fingerprint duplicates")
+        events = screened.where(F.col("kind") == P.EVENTS)
+        forced: frozenset[int] = frozenset()
+        while True:
+            schedule, routing = _plan(admitted, offsets, bins, options, forced)
+            profile.rounds, profile.slots = schedule.rounds, len(np.unique(routing.slot))
+            clock.lap("plan")
+            outputs, settled = _execute(
+                spark, ledger, events, routing, schedule.rounds, routes, source, frames, broadcasts
+            )
+            clock.lap("execute")
+            overflowed = _table(settled, P.OVERFLOWED, OVERFLOWED_SCHEMA)
+            if not len(overflowed):
+                break
+            forced |= _row_ids(ledger, overflowed)
+            profile.replans += 1
+        profile.tasks = task_profile(
+            report
+            for reports in _all(collected + outputs + settled, P.PROFILE)
+            for report in reports.column("report").to_pylist()
+        )
+        result = _result(ledger, collected, outputs, settled, admitted, fingerprints, offsets)
+        clock.lap("collect")
+        return result, profile
+    finally:
+        for frame in frames:
+            frame.unpersist()
+        for broadcast in broadcasts:
+            broadcast.destroy()
+
+
+def _kept(into: list, item: Any) -> Any:
+    into.append(item)
+    return item
+
+
+Opened = list[tuple[int, int, int, pa.Table]]
+
+
+def _opened(frame: DataFrame) -> Opened:
+    """The parcels of `frame`, collected and opened on the driver."""
+    parcels = frame.toArrow()
+    blobs = parcels.column("blob")
+    return [
+        (k, s, p, P.opened(blobs[i].as_buffer()))
+        for i, (k, s, p) in enumerate(
+            zip(
+                parcels.column("kind").to_pylist(),
+                parcels.column("slot").to_pylist(),
+                parcels.column("part").to_pylist(),
+                strict=True,
+            )
+        )
+    ]
+
+
+def _all(opened: Opened, kind: int, part: int | None = None) -> list[pa.Table]:
+    return [t for k, _, p, t in opened if k == kind and (part is None or p == part)]
+
+
+def _table(opened: Opened, kind: int, schema: pa.Schema) -> pa.Table:
+    return P.concatenated(_all(opened, kind), schema)
+
+
+def _fingerprints(
+    spark: SparkSession,
+    ledger: StreamingLedger,
+    screened: DataFrame,
+    admitted: Admitted,
+    offsets: np.ndarray,
+    broadcasts: list[Any],
+) -> pa.Table:
+    """The fingerprints of the events a duplicate is compared with (none: no job)."""
+    wanted = admitted.compared
+    if not len(wanted):
+        return FINGERPRINTS_SCHEMA.empty_table()
+    shared = _kept(broadcasts, spark.sparkContext.broadcast(wanted))
+    task = tasks.fingerprint_task(ledger, shared, offsets)
+    found = _opened(screened.where(F.col("kind") == P.EVENTS).mapInArrow(task, P.PARCEL_DDL))
+    return _table(found, P.FINGERPRINTS, FINGERPRINTS_SCHEMA)
+
+
+def _plan(
+    admitted: Admitted,
+    offsets: np.ndarray,
+    bins: int,
+    options: ExecutionOptions,
+    forced: frozenset[int],
+) -> tuple[Schedule, RoutingPlan]:
+    runnable = admitted.runnable
+    position = runnable.column("position").to_numpy()
+    rows = runnable.column("acc_row").combine_chunks()
+    lengths = pc.list_value_length(rows).to_numpy(zero_copy_only=False).astype(np.int64)
+    accesses = Accesses(
+        len(position),
+        np.repeat(np.arange(len(position), dtype=np.int64), lengths),
+        rows.flatten().to_numpy(zero_copy_only=False).astype(np.int64),
+        runnable.column("acc_flags")
+        .combine_chunks()
+        .flatten()
+        .to_numpy(zero_copy_only=False)
+        .astype(np.uint8),
+    )
+    schedule = plan(accesses, bins, options.round_cost, forced, options.rounds)
+    txn_of = np.full(int(offsets[-1]), -1, dtype=np.int64)
+    txn_of[position] = np.arange(len(position))
+    access_start = np.zeros(len(position) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=access_start[1:])
+    routing = RoutingPlan(
+        offsets,
+        txn_of,
+        slots(schedule),
+        schedule.deferred_bindings,
+        access_start,
+        carry_slots(accesses, schedule),
+    )
+    return schedule, routing
+
+
+def _execute(
+    spark: SparkSession,
+    ledger: StreamingLedger,
+    events: DataFrame,
+    routing: RoutingPlan,
+    rounds: int,
+    routes: tuple[int, ...],
+    source: StateRows,
+    frames: list[DataFrame],
+    broadcasts: list[Any],
+) -> tuple[Opened, Opened]:
+    """Route, run every round and settle; the opened parcels of the rounds and of settling."""
+    bins = len(routes)
+    shared = _kept(broadcasts, spark.sparkContext.broadcast(routing))
+    routed = _kept(
+        frames, events.mapInArrow(tasks.route_task(shared, routes), P.PARCEL_DDL).persist()
+    )
+    handed: DataFrame | None = None
+    pending: DataFrame | None = None
+    collected: Opened = []
+    for round_ in range(rounds):
+        lo, hi = round_ * bins, (round_ + 1) * bins
+        work = routed.where((F.col("slot") >= lo) & (F.col("slot") < hi))
+        if handed is not None:
+            work = work.unionByName(handed.where((F.col("slot") >= lo) & (F.col("slot") < hi)))
+        task = tasks.execute_task(ledger, source, round_, routes)
+        output = _kept(
+            frames, work.repartition(bins, "route").mapInArrow(task, P.PARCEL_DDL).persist()
+        )
+        collected.extend(_opened(output.where(~F.col("kind").isin(P.ROWS, P.PENDING))))
+        rows = output.where(F.col("kind") == P.ROWS)
+        handed = rows if handed is None else handed.unionByName(rows)
+        adds = output.where(F.col("kind") == P.PENDING)
+        pending = adds if pending is None else pending.unionByName(adds)
+    settled: Opened = []
+    if pending is not None:
+        task = tasks.settle_task(ledger, source)
+        settled = _opened(pending.repartition(bins, "route").mapInArrow(task, P.PARCEL_DDL))
+    return collected, settled
+
+
+def _row_ids(ledger: StreamingLedger, overflowed: pa.Table) -> frozenset[int]:
+    """The row ids of the rows that overflowed (few: one per wrong guess)."""
+    tables = list(ledger.tables.values())
+    found = set()
+    for index, key in zip(
+        overflowed.column("table").to_pylist(), overflowed.column("key").to_pylist(), strict=True
+    ):
+        table = tables[index]
+        found.add(row_id(index, int(key) if table.key_type is int else key))
+    return frozenset(found)
+
+
+def _result(
+    ledger: StreamingLedger,
+    screened: Opened,
+    outputs: Opened,
+    settled: Opened,
+    admitted: Admitted,
+    fingerprints: pa.Table,
+    offsets: np.ndarray,
+) -> ColumnarRunResult:
+    duplicates = admitted.duplicate_verdicts(fingerprints)
+    ended = _table(screened, P.ENDED, ENDED_SCHEMA)
+    ended = ended.append_column("position", pa.array(positions_of(ended, offsets), pa.int64()))
+    ended = ended.filter(
+        pc.invert(pc.is_in(ended.column("position"), duplicates.column("position")))
+    )
+    executed = _table(outputs, P.OUTCOMES, EXECUTED_SCHEMA)
+    applied = executed.filter(pc.is_null(executed.column("reason")))
+    failed = executed.filter(pc.is_valid(executed.column("reason")))
+    rejections = pa.concat_tables(
+        [
+            ended.select(REJECTIONS_SCHEMA.names).cast(REJECTIONS_SCHEMA),
+            pa.table(
+                {
+                    **{
+                        n: failed.column(n)
+                        for n in ("position", "stream", "request_id", "reason", "detail")
+                    },
+                    "source_file": pa.nulls(len(failed), pa.string()),
+                    "line_number": pa.nulls(len(failed), pa.int32()),
+                    "raw": pa.nulls(len(failed), pa.binary()),
+                },
+                schema=REJECTIONS_SCHEMA,
+            ),
+        ]
+    ).sort_by("position")
+    duplicates = duplicates.sort_by("position")
+    outcomes = outcomes_table(int(offsets[-1]), applied, rejections, duplicates)
+    tables = list(ledger.tables.values())
+    settled_changes = _table(settled, P.SETTLED, SETTLED_SCHEMA)
+    changes: dict[str, pa.Table] = {}
+    for index, table in enumerate(tables):
+        schema = changes_schema(table)
+        parts = _all(outputs, P.CHANGES, index)
+        mine = settled_changes.filter(pc.equal(settled_changes.column("table"), index))
+        if len(mine):
+            assert table.value_type is int, "only int rows are added to"
+            parts.append(
+                pa.table(
+                    {
+                        "position": mine.column("position"),
+                        "seq": mine.column("seq"),
+                        "request_id": mine.column("request_id"),
+                        "key": mine.column("key").cast(key_type(table)),
+                        "before": mine.column("before"),
+                        "after": mine.column("after"),
+                    },
+                    schema=schema,
+                )
+            )
+        changes[table.name] = P.concatenated(parts, schema)
+    results = _table(outputs, P.RESULTS, RESULTS_SCHEMA)
+    return ColumnarRunResult(outcomes, rejections, duplicates, changes, results)
