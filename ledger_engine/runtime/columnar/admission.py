@@ -37,15 +37,15 @@ DUPLICATES_SCHEMA = pa.schema(
 )
 
 
-def known_in_memory(known: Mapping[str, str]) -> KnownLookup:
-    """A `KnownLookup` over a mapping of request ids to fingerprints."""
+def known_in_memory(known: Mapping[str, str]) -> KnownLookup | None:
+    """A `KnownLookup` over a mapping of request ids to fingerprints (None if it is empty)."""
+    if not known:
+        return None
     table = pa.table(
         {"request_id": list(known), "fingerprint": list(known.values())}, schema=KNOWN_SCHEMA
     )
 
     def lookup(ids: pa.Array) -> pa.Table:
-        if not len(table):
-            return KNOWN_SCHEMA.empty_table()
         return table.filter(pc.is_in(table.column("request_id"), value_set=ids))
 
     return lookup
@@ -117,26 +117,24 @@ class Admitted:
         )
 
 
-def admit_columns(admission: pa.Table, offsets: np.ndarray, known: KnownLookup) -> Admitted:
+def admit_columns(admission: pa.Table, offsets: np.ndarray, known: KnownLookup | None) -> Admitted:
     """Admission of a batch from its screened events' admission columns
-    (`screening.ADMISSION_SCHEMA`: every event with a valid request id)."""
+    (`screening.ADMISSION_SCHEMA`: every event with a valid request id), in batch order;
+    `known` None: no earlier batch executed any request id."""
     assert admission.schema.equals(ADMISSION_SCHEMA), admission.schema
     position = positions_of(admission, offsets)
+    assert np.all(position[1:] > position[:-1]), "admission rows in batch order, once each"
     admission = admission.append_column("position", pa.array(position, pa.int64()))
-    admission = admission.take(pa.array(np.argsort(position, kind="stable")))
-    position = admission.column("position").to_numpy()
-    assert np.all(position[1:] > position[:-1]), "one admission row per position"
     ids = admission.column("request_id")
-    groups = pa.table({"request_id": ids, "position": position}).group_by("request_id")
-    groups = groups.aggregate([("position", "min")])
-    group_ids = groups.column("request_id")
-    earlier = known(group_ids)
-    group_of = pc.index_in(ids, value_set=group_ids)
-    first = groups.column("position_min").take(group_of).to_numpy()
-    known_fingerprint = earlier.column("fingerprint").take(
-        pc.index_in(ids, value_set=earlier.column("request_id"))
+    first = _first_of_id(admission, position)
+    earlier = KNOWN_SCHEMA.empty_table() if known is None else known(pc.unique(ids))
+    known_fingerprint = (
+        earlier.column("fingerprint").take(pc.index_in(ids, value_set=earlier.column("request_id")))
+        if len(earlier)
+        else pa.nulls(len(ids), pa.string())
     )
-    duplicate = (position != first) | pc.is_valid(known_fingerprint).to_numpy(zero_copy_only=False)
+    was_known = pc.is_valid(known_fingerprint).to_numpy(zero_copy_only=False)
+    duplicate = (position != first) | was_known
     runs = admission.column("runs").to_numpy(zero_copy_only=False)
     runnable = admission.filter(pa.array(runs & ~duplicate)).select(
         ["position", "acc_row", "acc_flags"]
@@ -147,13 +145,37 @@ def admit_columns(admission: pa.Table, offsets: np.ndarray, known: KnownLookup) 
             "position": admission.column("position").take(dup_rows),
             "stream": admission.column("stream").take(dup_rows),
             "request_id": ids.take(dup_rows),
-            "first": pa.array(
-                np.where(known_fingerprint.is_valid().to_numpy(zero_copy_only=False), -1, first)[
-                    duplicate
-                ],
-                pa.int64(),
-            ),
+            "first": pa.array(np.where(was_known, -1, first)[duplicate], pa.int64()),
             "known_fingerprint": known_fingerprint.take(dup_rows),
         }
     )
     return Admitted(runnable, duplicates)
+
+
+def _first_of_id(admission: pa.Table, position: np.ndarray) -> np.ndarray:
+    """For each row, the first position in the batch with its request id.
+
+    Sorted by the ids' 64-bit hashes: a row whose hash no other row shares is its id's first
+    (the common case, decided with integer sorts alone); the rows whose hashes repeat are
+    grouped again by their text, so a hash collision never makes a duplicate."""
+    first = position.copy()
+    hashes = admission.column("rid_hash").to_numpy()
+    order = np.argsort(hashes, kind="stable")
+    ordered = hashes[order]
+    repeated = np.zeros(len(order), dtype=bool)
+    same = ordered[1:] == ordered[:-1]
+    repeated[1:] |= same
+    repeated[:-1] |= same
+    rows = np.sort(order[repeated])
+    if not len(rows):
+        return first
+    candidates = pa.table(
+        {
+            "request_id": admission.column("request_id").take(pa.array(rows)),
+            "position": position[rows],
+        }
+    )
+    groups = candidates.group_by("request_id").aggregate([("position", "min")])
+    group = pc.index_in(candidates.column("request_id"), value_set=groups.column("request_id"))
+    first[rows] = groups.column("position_min").take(group).to_numpy()
+    return first

@@ -29,13 +29,13 @@ def carry_slots(accesses: Accesses, schedule: Schedule) -> np.ndarray:
     carry = np.full(len(accesses.txn), NO_CARRY, dtype=np.int32)
     if schedule.rounds == 1 or len(accesses.txn) < 2:
         return carry
-    assert schedule.access_row is not None and schedule.access_ordered is not None
-    ordered = np.flatnonzero(schedule.access_ordered)
-    order = ordered[np.lexsort((accesses.txn[ordered], schedule.access_row[ordered]))]
-    row = schedule.access_row[order]
-    txn = accesses.txn[order]
+    by_row, starts = schedule.by_row, schedule.row_starts
+    assert by_row is not None and starts is not None and schedule.ordered_by_row is not None
+    txn = accesses.txn[by_row]
     slot = slots(schedule)[txn]
     rounds = schedule.round[txn]
-    handed = (row[:-1] == row[1:]) & (rounds[:-1] != rounds[1:])
-    carry[order[:-1][handed]] = slot[1:][handed]
+    same_row = np.ones(len(by_row), dtype=bool)
+    same_row[starts] = False  # the first access of a row's run follows none of its accesses
+    handed = same_row[1:] & schedule.ordered_by_row[1:] & (rounds[:-1] != rounds[1:])
+    carry[by_row[:-1][handed]] = slot[1:][handed]
     return carry

@@ -11,15 +11,15 @@ and the rows it hands on to later rounds.
 from __future__ import annotations
 
 import pickle
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
 
 from ledger_engine.core.declarations import StreamingLedger, Table
-from ledger_engine.core.records import Change, Rejection
+from ledger_engine.core.records import Change, Rejection, record
 from ledger_engine.core.storable import key_text
 from ledger_engine.core.transaction import PendingAdd
 from ledger_engine.runtime.columnar.carry import NO_CARRY
@@ -35,6 +35,7 @@ from ledger_engine.runtime.parallel.bins import BinRows, Executed, Runnable, exe
 from ledger_engine.runtime.parallel.plan import row_ids
 from ledger_engine.runtime.parallel.settle import PROBE
 
+PICKLE = pickle.HIGHEST_PROTOCOL
 CHUNK = 4096  # events read from the source and executed at a time
 
 OUTCOMES_SCHEMA = pa.schema(
@@ -104,6 +105,33 @@ class RowSource(Protocol):
         """The values of `keys` of `table` before the batch (absent rows left out)."""
         ...
 
+    def in_memory(self, table: Table) -> Mapping[Any, Any] | None:
+        """The rows of `table` as a mapping to read one at a time, if they are in this
+        process's memory; None if they must be read in batches (`read`)."""
+        ...
+
+
+_UNSEEN = object()
+
+
+class _Overlay(dict):
+    """A bin's rows of one table over an in-memory state: a row is read from `base` the
+    first time a transaction asks for it (absent: None), and written here, never there.
+    In place of fetching each chunk's rows up front: a dictionary lookup per row where the
+    fetch costs a pass over every binding of every event."""
+
+    __slots__ = ("base",)
+
+    def __init__(self, base: Mapping[Any, Any]) -> None:
+        super().__init__()
+        self.base = base
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        value = dict.get(self, key, _UNSEEN)
+        if value is _UNSEEN:
+            value = self[key] = self.base.get(key)
+        return value
+
     def close(self) -> None:
         """Release what reading took (at the end of every task)."""
         ...
@@ -121,17 +149,6 @@ class SlotOutput:
     events: int = 0
 
 
-@dataclass
-class _Columns:
-    """Python lists that become one table's columns."""
-
-    names: tuple[str, ...]
-    lists: dict[str, list] = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.lists = {name: [] for name in self.names}
-
-
 def execute_slot(
     ledger: StreamingLedger,
     routed: list[pa.Table],
@@ -144,13 +161,19 @@ def execute_slot(
     `handed_in`: (table index, `rows_schema` table) pairs of rows earlier rounds handed on.
     """
     tables = list(ledger.tables.values())
-    rows: BinRows = {name: {} for name in ledger.tables}
+    bases = [source.in_memory(table) for table in tables]
+    lazy = all(base is not None for base in bases)
+    rows: BinRows = (
+        {t.name: _Overlay(base) for t, base in zip(tables, bases, strict=True)}  # type: ignore[arg-type]
+        if lazy
+        else {name: {} for name in ledger.tables}
+    )
     for index, handed in handed_in:
         table = tables[index]
         rows[table.name].update(
             zip(
                 handed.column("key").to_pylist(),
-                values_of(table, handed.column("value")),
+                values_of(handed.column("value")),
                 strict=True,
             )
         )
@@ -172,9 +195,12 @@ def execute_slot(
                 event, keys = event_of_record(blobs[i].as_py())
                 assert keys is not None, "a runnable event carries its keys"
                 runnables.append(
-                    Runnable(positions[i], event, streams[event.stream], keys, deferred[i])
+                    record(
+                        Runnable, (positions[i], event, streams[event.stream], keys, deferred[i])
+                    )
                 )
-            _read_missing(source, rows, runnables)
+            if not lazy:
+                _read_missing(source, rows, runnables)
             out.add(runnables, list(execute_bin(rows, runnables)))
             out.carry(runnables, carries.slice(lo, hi - lo).to_pylist())
     return out.finish(rows)
@@ -198,76 +224,57 @@ def _read_missing(source: RowSource, rows: BinRows, runnables: list[Runnable]) -
 
 
 class _Output:
-    """Builds a slot's columns as its transactions run."""
+    """Builds a slot's columns as its transactions run: a tuple per outcome, change and
+    result, turned into columns once at the end (`zip(*rows)` transposes in C)."""
 
     def __init__(self, ledger: StreamingLedger) -> None:
         self.tables = list(ledger.tables.values())
         self.index = {name: i for i, name in enumerate(ledger.tables)}
-        self.outcomes = _Columns(tuple(OUTCOMES_SCHEMA.names))
-        self.results = _Columns(tuple(RESULTS_SCHEMA.names))
-        self.pending = _Columns(tuple(PENDING_SCHEMA.names))
-        self.changes = {
-            i: _Columns(tuple(changes_schema(t).names)) for i, t in enumerate(self.tables)
-        }
+        self.outcomes: list[tuple] = []
+        self.results: list[tuple] = []
+        self.pending: list[tuple] = []
+        self.changes: dict[str, list[tuple]] = {name: [] for name in ledger.tables}
         self.handoffs: dict[int, set[tuple[int, Any]]] = {}
         self.count = 0
 
     def add(self, runnables: list[Runnable], executed: list[Executed]) -> None:
-        o = self.outcomes.lists
-        r = self.results.lists
+        outcomes = self.outcomes.append
+        results = self.results.append
+        changes = {name: rows.append for name, rows in self.changes.items()}
         self.count += len(executed)
-        for runnable, item in zip(runnables, executed, strict=True):
-            outcome = item.outcome
-            position = item.position
+        for runnable, (position, outcome, probes) in zip(runnables, executed, strict=True):
             event = runnable.event
-            o["position"].append(position)
-            o["stream"].append(event.stream)
-            o["request_id"].append(event.request_id)
             if type(outcome) is Rejection:
-                o["reason"].append(outcome.reason)
-                o["detail"].append(outcome.detail)
+                outcomes((position, event.stream, event.request_id, outcome.reason, outcome.detail))
             else:
+                outcomes((position, event.stream, event.request_id, None, None))
                 for seq, change in enumerate(outcome.changes):
                     if type(change) is Change:
-                        rid, name, key, before, after = change
-                        c = self.changes[self.index[name]].lists
-                        c["position"].append(position)
-                        c["seq"].append(seq)
-                        c["request_id"].append(rid)
-                        c["key"].append(key)
-                        c["before"].append(before)
-                        c["after"].append(after)
+                        changes[change[1]]((position, seq, change))
                     else:
                         self._pending(position, seq, change)
                 for seq, result in enumerate(outcome.results):
-                    r["position"].append(position)
-                    r["seq"].append(seq)
-                    r["stream"].append(result.stream)
-                    r["request_id"].append(result.request_id)
-                    r["payload"].append(result.payload)
-                o["reason"].append(None)
-                o["detail"].append(None)
-            for probe in item.probes:
+                    results((position, seq, result))
+            for probe in probes:
                 self._pending(position, PROBE, probe)
 
     def _pending(self, position: int, seq: int, add: PendingAdd) -> None:
-        p = self.pending.lists
-        p["table"].append(self.index[add.table])
-        p["key"].append(key_text(add.key))
-        p["position"].append(position)
-        p["seq"].append(seq)
-        p["request_id"].append(add.request_id)
         numbers = (add.delta, add.low, add.high)
         if all(INT64_MIN <= n <= INT64_MAX for n in numbers):
-            p["delta"].append(add.delta)
-            p["low"].append(add.low)
-            p["high"].append(add.high)
-            p["wide"].append(None)
+            wide = None
         else:
-            p["delta"].append(None)
-            p["low"].append(None)
-            p["high"].append(None)
-            p["wide"].append(",".join(str(n) for n in numbers))
+            numbers, wide = (None, None, None), ",".join(str(n) for n in numbers)
+        self.pending.append(
+            (
+                self.index[add.table],
+                key_text(add.key),
+                position,
+                seq,
+                add.request_id,
+                *numbers,
+                wide,
+            )
+        )
 
     def carry(self, runnables: list[Runnable], carries: list[list[int]]) -> None:
         """Note the rows these events hand on after the round (their values are read at the
@@ -280,24 +287,37 @@ class _Output:
                     self.handoffs.setdefault(slot, set()).add((self.index[binding.table.name], key))
 
     def finish(self, rows: BinRows) -> SlotOutput:
-        results = self.results.lists
-        results["payload"] = [_pickled(p) for p in results["payload"]]
         changes = {}
-        for i, columns in self.changes.items():
-            if columns.lists["position"]:
-                table = self.tables[i]
-                c = columns.lists
-                changes[i] = pa.table(
-                    {
-                        "position": pa.array(c["position"], pa.int64()),
-                        "seq": pa.array(c["seq"], pa.int32()),
-                        "request_id": pa.array(c["request_id"], pa.string()),
-                        "key": key_array(table, c["key"]),
-                        "before": value_array(table, c["before"]),
-                        "after": value_array(table, c["after"]),
-                    },
+        for name, entries in self.changes.items():
+            if entries:
+                table = self.tables[self.index[name]]
+                position, seq, change = zip(*entries, strict=True)
+                rid, _, key, before, after = zip(*change, strict=True)
+                changes[self.index[name]] = pa.table(
+                    [
+                        pa.array(position, pa.int64()),
+                        pa.array(seq, pa.int32()),
+                        pa.array(rid, pa.string()),
+                        key_array(table, key),
+                        value_array(table, before),
+                        value_array(table, after),
+                    ],
                     schema=changes_schema(table),
                 )
+        results = RESULTS_SCHEMA.empty_table()
+        if self.results:
+            position, seq, result = zip(*self.results, strict=True)
+            stream, rid, payload = zip(*result, strict=True)
+            results = pa.table(
+                [
+                    pa.array(position, pa.int64()),
+                    pa.array(seq, pa.int32()),
+                    pa.array(stream, pa.string()),
+                    pa.array(rid, pa.string()),
+                    pa.array([pickle.dumps(p, PICKLE) for p in payload], pa.binary()),
+                ],
+                schema=RESULTS_SCHEMA,
+            )
         handed: dict[int, dict[int, pa.Table]] = {}
         for slot, entries in self.handoffs.items():
             by_table: dict[int, list[Any]] = {}
@@ -312,17 +332,23 @@ class _Output:
                     schema=rows_schema(table),
                 )
         return SlotOutput(
-            pa.table(self.outcomes.lists, schema=OUTCOMES_SCHEMA),
+            _table(self.outcomes, OUTCOMES_SCHEMA),
             changes,
-            pa.table(results, schema=RESULTS_SCHEMA),
-            pa.table(self.pending.lists, schema=PENDING_SCHEMA),
+            results,
+            _table(self.pending, PENDING_SCHEMA),
             handed,
             self.count,
         )
 
 
-def _pickled(value: Any) -> bytes:
-    return pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
+def _table(rows: list[tuple], schema: pa.Schema) -> pa.Table:
+    """A table of `schema` from row tuples."""
+    if not rows:
+        return schema.empty_table()
+    columns = zip(*rows, strict=True)
+    return pa.table(
+        [pa.array(c, f.type) for c, f in zip(columns, schema, strict=True)], schema=schema
+    )
 
 
 def settle_partition(pending: pa.Table, partitions: int) -> np.ndarray:

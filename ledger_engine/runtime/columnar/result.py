@@ -135,12 +135,11 @@ def _changes_by_position(
     """position -> its changes (seq, table, key, before, after) in seq order."""
     found: dict[int, list[tuple]] = {}
     for name, table in changes.items():
-        declared = ledger.tables[name]
         positions = table.column("position").to_pylist()
         seqs = table.column("seq").to_pylist()
         keys = table.column("key").to_pylist()
-        befores = values_of(declared, table.column("before"))
-        afters = values_of(declared, table.column("after"))
+        befores = values_of(table.column("before"))
+        afters = values_of(table.column("after"))
         for i, position in enumerate(positions):
             found.setdefault(position, []).append((seqs[i], name, keys[i], befores[i], afters[i]))
     for entries in found.values():

@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 
 from ledger_engine.core.admission import screen
@@ -38,7 +39,8 @@ ADMISSION_SCHEMA = pa.schema(
     [
         ("unit", pa.int32()),
         ("index", pa.int64()),
-        ("request_id", pa.string()),  # null: no valid request id
+        ("request_id", pa.string()),
+        ("rid_hash", pa.int64()),  # of the request id (`request_id_hashes`)
         ("stream", pa.string()),  # null: the stream is not text
         ("runs", pa.bool_()),  # passed every check (it may still be a duplicate)
         ("acc_row", pa.list_(pa.int64())),
@@ -67,14 +69,23 @@ IN_MEMORY: Line = (None, None, None)
 
 
 def event_record(event: Event, keys: tuple[Any, ...] | None) -> bytes:
-    """An event and its resolved keys (None for an event that does not run), as stored."""
-    return pickle.dumps((event.stream, event.request_id, event.payload, keys), PICKLE)
+    """An event and its resolved keys (None for an event that does not run), as stored.
+    The `Event` itself is pickled: unpickling sets its fields in C, where building one runs
+    its dataclass `__init__`."""
+    return pickle.dumps((event, keys), PICKLE)
 
 
 def event_of_record(blob: bytes) -> tuple[Event, tuple[Any, ...] | None]:
     """The event and keys `event_record` stored."""
-    stream, request_id, payload, keys = pickle.loads(blob)
-    return Event(stream, request_id, payload), keys
+    return pickle.loads(blob)
+
+
+def request_id_hashes(ids: list[str]) -> np.ndarray:
+    """64-bit hashes of request ids (pandas' keyed SipHash), for finding the ids that come
+    more than once with integer sorts; equal hashes are then compared as text."""
+    objects = np.empty(len(ids), dtype=object)
+    objects[:] = ids
+    return pd.util.hash_array(objects, categorize=False).view(np.int64)
 
 
 def _text(value: Any) -> str | None:
@@ -184,8 +195,11 @@ class UnitScreening:
     def admission(self) -> pa.Table:
         """Every screened event's admission columns."""
         columns: dict[str, Any] = {
-            name: values for name, values in self._admission.items() if name[:4] != "acc_"
+            name: values
+            for name, values in self._admission.items()
+            if name[:4] != "acc_" and name != "rid_hash"
         }
+        columns["rid_hash"] = request_id_hashes(self._admission["request_id"])
         offsets = pa.array(self._offsets, pa.int32())
         rows = row_ids(self._tables, self._keys)
         columns["acc_row"] = pa.ListArray.from_arrays(offsets, pa.array(rows, pa.int64()))

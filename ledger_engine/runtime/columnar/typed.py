@@ -41,7 +41,7 @@ def value_array(table: Table, values: Sequence[Any]) -> pa.Array:
     return pa.array(values, kind)
 
 
-def values_of(table: Table, column: pa.Array | pa.ChunkedArray) -> list[Any]:
+def values_of(column: pa.Array | pa.ChunkedArray) -> list[Any]:
     """The Python values of a column `value_array` made."""
     values = column.to_pylist()
     if column.type == pa.binary():

@@ -11,7 +11,6 @@ receives and does.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -133,7 +132,7 @@ def execute_schedule(
         in_round = schedule.round == r
         bins = [
             [
-                replace(runnables[i], deferred=int(schedule.deferred_bindings[i]))
+                runnables[i]._replace(deferred=int(schedule.deferred_bindings[i]))
                 for i in np.flatnonzero(in_round & (schedule.bin == b))
             ]
             for b in range(schedule.bins)

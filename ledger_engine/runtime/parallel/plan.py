@@ -71,16 +71,23 @@ def access_flags(access: AccessType) -> int:
 def row_ids(tables: Sequence[int], keys: Sequence[str | int]) -> np.ndarray:
     """Signed 64-bit ids of rows: row `i` is `keys[i]` of the `tables[i]`-th declared table.
 
-    A keyed SipHash (pandas' `hash_array`, with its fixed key), so every process of a run
-    computes the same ids; ids never leave a run.
+    The keys are hashed with a keyed SipHash (pandas' `hash_array`, with its fixed key, which
+    hashes an int key as its digits: a table's keys are all of one type) and mixed with the
+    table's number by SplitMix64's finaliser, so every process of a run computes the same ids
+    and two tables' keys of the same text differ; ids never leave a run.
     """
-    texts = np.array(
-        [f"{t}:{'s' if isinstance(k, str) else 'i'}{k}" for t, k in zip(tables, keys, strict=True)],
-        dtype=object,
-    )
-    if len(texts) == 0:
+    if len(keys) == 0:
         return np.zeros(0, dtype=np.int64)
-    return pd.util.hash_array(texts, categorize=False).view(np.int64)
+    objects = np.empty(len(keys), dtype=object)
+    objects[:] = keys
+    hashed = pd.util.hash_array(objects, categorize=False)
+    mixed = hashed ^ (np.asarray(tables, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+    mixed ^= mixed >> np.uint64(30)
+    mixed *= np.uint64(0xBF58476D1CE4E5B9)
+    mixed ^= mixed >> np.uint64(27)
+    mixed *= np.uint64(0x94D049BB133111EB)
+    mixed ^= mixed >> np.uint64(31)
+    return mixed.view(np.int64)
 
 
 def row_id(table_index: int, key: str | int) -> int:
@@ -126,7 +133,13 @@ class Accesses:
 class Schedule:
     """Where each transaction runs: `round[t]` and `bin[t]`; `deferred` row ids, and for each
     transaction the bitmask of its bindings whose rows are deferred (`deferred_bindings[t]`,
-    bit `i` for binding `i`)."""
+    bit `i` for binding `i`).
+
+    `by_row` orders the accesses by row, then by transaction (a stable sort of `Accesses.row`),
+    and `ordered_by_row[i]` says whether the row of access `by_row[i]` is ordered, and
+    `row_starts` where each row's run begins in that order: what a runner needs to hand rows
+    from round to round (`ledger_engine.runtime.columnar.carry`).
+    """
 
     rounds: int
     bins: int
@@ -135,9 +148,9 @@ class Schedule:
     deferred: frozenset[int]
     deferred_bindings: np.ndarray
     largest_bin: tuple[int, ...]  # per round, the most transactions any bin runs
-    # Per access (in `Accesses` order): its row as a dense code, and whether the row is ordered.
-    access_row: np.ndarray | None = None
-    access_ordered: np.ndarray | None = None
+    by_row: np.ndarray | None = None
+    row_starts: np.ndarray | None = None
+    ordered_by_row: np.ndarray | None = None
 
     @property
     def estimated_cost(self) -> int:
@@ -145,39 +158,70 @@ class Schedule:
         return int(sum(self.largest_bin))
 
 
-def classify_rows(
-    row_index: np.ndarray, flags: np.ndarray, rows: int, forced: np.ndarray
-) -> np.ndarray:
-    """The `RowClass` of each of `rows` distinct rows; `forced` rows are always ordered."""
-    seen = np.zeros(rows, dtype=np.uint8)
-    np.bitwise_or.at(seen, row_index, flags)
-    # Adds per row: deferring pays only where two transactions would otherwise be tied. (A
-    # transaction adding through two bindings counts twice; deferring it is merely useless.)
-    adds = np.bincount(row_index[flags == ADD], minlength=rows)
-    classes = np.full(rows, RowClass.ORDERED, dtype=np.uint8)
+@dataclass(frozen=True)
+class _Rows:
+    """The accesses sorted by row (stable, so each row's accesses stay in transaction order)
+    and what each distinct row is."""
+
+    by_row: np.ndarray  # access indexes, sorted by row then transaction
+    starts: np.ndarray  # where each distinct row's run starts in `by_row`
+    ids: np.ndarray  # each distinct row's id
+    classes: np.ndarray  # each distinct row's `RowClass`
+
+
+def sorted_rows(accesses: Accesses, forced: frozenset[int]) -> _Rows:
+    """One sort of the accesses by row gives each row's accesses, flags and class.
+
+    Rows are classified over the whole batch; `forced` rows are always ordered. Adds per
+    row: deferring pays only where two transactions would otherwise be tied (a transaction
+    adding through two bindings counts twice; deferring it is merely useless).
+    """
+    by_row = np.argsort(accesses.row, kind="stable")
+    rows = accesses.row[by_row]
+    starts = (
+        np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]]) if len(rows) else np.zeros(0, np.int64)
+    )
+    ids = rows[starts]
+    flags = accesses.flags[by_row]
+    if len(starts):
+        seen = np.bitwise_or.reduceat(flags, starts)
+        adds = np.add.reduceat((flags == ADD).astype(np.int64), starts)
+    else:
+        seen = adds = np.zeros(0, dtype=np.int64)
+    classes = np.full(len(starts), RowClass.ORDERED, dtype=np.uint8)
     classes[seen == READ] = RowClass.READ_ONLY
     classes[(seen == ADD) & (adds >= 2)] = RowClass.DEFERRED
-    classes[forced] = RowClass.ORDERED
-    return classes
+    if forced:
+        classes[np.isin(ids, np.fromiter(forced, np.int64, len(forced)))] = RowClass.ORDERED
+    return _Rows(by_row, starts, ids, classes)
 
 
-def conflict_components(
-    count: int, txn: np.ndarray, row_node: np.ndarray, row_nodes: int
-) -> np.ndarray:
-    """The component of each of `count` transactions in the graph whose edges join
-    transaction `txn[i]` to row node `row_node[i]`; transactions of one component share rows
-    through a chain of transactions."""
-    nodes = count + row_nodes
+def conflict_edges(accesses: Accesses, rows: _Rows) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs of transactions that follow each other on an ordered row (the later one
+    must see the earlier one's write): a chain per row, which connects exactly the
+    transactions that share it."""
+    lengths = np.diff(np.r_[rows.starts, len(rows.by_row)])
+    ordered = np.repeat(rows.classes == RowClass.ORDERED, lengths)
+    txn = accesses.txn[rows.by_row]
+    same_row = np.ones(len(txn), dtype=bool)
+    same_row[rows.starts] = False  # an access that starts a row's run follows no access of it
+    follows = same_row[1:] & ordered[1:]
+    return txn[:-1][follows], txn[1:][follows]
+
+
+def conflict_components(count: int, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """The component of each of `count` transactions in the graph of edges `first[i]` -
+    `second[i]`."""
     # Imported here: planning runs on the driver, and Spark workers that import this module
     # for row ids would otherwise pay scipy's import on start-up.
-    from scipy.sparse import csr_matrix
+    from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
-    graph = csr_matrix(
-        (np.ones(len(txn), dtype=np.int8), (txn, count + row_node)), shape=(nodes, nodes)
-    )
-    _, labels = connected_components(graph, directed=False)
-    return labels[:count]
+    graph = coo_matrix(
+        (np.ones(len(first), dtype=np.int8), (first, second)), shape=(count, count)
+    ).tocsr()
+    _, labels = connected_components(graph, directed=True, connection="weak")
+    return labels
 
 
 def assign_bins(component: np.ndarray, bins: int) -> tuple[np.ndarray, int]:
@@ -239,13 +283,8 @@ def plan(
     instead of estimating the best."""
     assert bins >= 1 and round_cost >= 0
     count = accesses.count
-    codes, uniques = pd.factorize(accesses.row)
-    codes = codes.astype(np.int64)
-    forced_rows = np.flatnonzero(np.isin(uniques, np.fromiter(forced, np.int64, len(forced))))
-    classes = classify_rows(codes, accesses.flags, len(uniques), forced_rows)
-    deferred = frozenset(int(r) for r in uniques[classes == RowClass.DEFERRED])
-    ordered = classes[codes] == RowClass.ORDERED
-    txn, row_node = accesses.txn[ordered], codes[ordered]
+    rows = sorted_rows(accesses, forced)
+    first, second = conflict_edges(accesses, rows)
 
     best: tuple[int, int, np.ndarray] | None = None  # (estimate, rounds, components)
     candidates = [rounds] if rounds is not None else _doubling(max(count, 1))
@@ -253,10 +292,9 @@ def plan(
         if best is not None and rounds * round_cost + count / bins >= best[0]:
             break
         round_of = _round_of(count, rounds)
-        # Row nodes are per round: rows shared across rounds tie nothing within a round.
-        components = conflict_components(
-            count, txn, round_of[txn] * len(uniques) + row_node, rounds * len(uniques)
-        )
+        # A row shared across rounds ties nothing within a round: only same-round links count.
+        within = round_of[first] == round_of[second]
+        components = conflict_components(count, first[within], second[within])
         estimate = rounds * round_cost + _estimated_makespan(components, round_of, rounds, bins)
         if best is not None and estimate >= best[0]:
             break  # splitting further no longer pays (a hot row, or rounds already small)
@@ -269,12 +307,24 @@ def plan(
     bin_of = np.zeros(count, dtype=np.int32)
     largest: list[int] = []
     for r in range(rounds):
-        members = np.flatnonzero(round_of == r)
-        bin_of[members], biggest = assign_bins(components[members], bins)
+        lo, hi = np.searchsorted(round_of, [r, r + 1])  # rounds are contiguous slices
+        bin_of[lo:hi], biggest = assign_bins(components[lo:hi], bins)
         largest.append(biggest)
-    masks = deferred_masks(accesses, classes[codes] == RowClass.DEFERRED)
+    lengths = np.diff(np.r_[rows.starts, len(rows.by_row)])
+    by_class = np.repeat(rows.classes, lengths)
+    deferred_access = np.empty(len(rows.by_row), dtype=bool)
+    deferred_access[rows.by_row] = by_class == RowClass.DEFERRED
     return Schedule(
-        rounds, bins, round_of, bin_of, deferred, masks, tuple(largest), codes, ordered
+        rounds,
+        bins,
+        round_of,
+        bin_of,
+        frozenset(rows.ids[rows.classes == RowClass.DEFERRED].tolist()),
+        deferred_masks(accesses, deferred_access),
+        tuple(largest),
+        rows.by_row,
+        rows.starts,
+        by_class == RowClass.ORDERED,
     )
 
 

@@ -71,6 +71,7 @@ from ledger_engine.runtime.columnar.screening import (
     ENDED_SCHEMA,
 )
 from ledger_engine.runtime.columnar.settling import OVERFLOWED_SCHEMA, SETTLED_SCHEMA
+from ledger_engine.runtime.columnar.state import ColumnarState
 from ledger_engine.runtime.columnar.typed import key_type
 from ledger_engine.runtime.parallel.plan import Accesses, Schedule, plan, row_id
 from ledger_engine.runtime.spark import tasks
@@ -160,16 +161,19 @@ class EventFrame:
 
 @dataclass(frozen=True)
 class StateRows:
-    """Rows read from an in-memory state broadcast to the workers (loaded once per worker)."""
+    """Rows read from a state broadcast to the workers (`columnar.state.ColumnarState`)."""
 
-    state: Any  # a Broadcast of table name -> key -> value
+    state: Any  # a Broadcast of a ColumnarState
 
     def open(self) -> None:
         self.state.value  # noqa: B018 - loads the broadcast once per worker
 
     def read(self, round_: int, table: Table, keys: Sequence[Any]) -> dict[Any, Any]:
-        rows = self.state.value[table.name]
+        rows = self.state.value.rows(table.name)
         return {key: rows[key] for key in keys if key in rows}
+
+    def in_memory(self, table: Table) -> Mapping[Any, Any]:
+        return self.state.value.rows(table.name)
 
     def close(self) -> None:
         pass
@@ -212,11 +216,11 @@ def run_columnar(
     ledger: StreamingLedger,
     units: Units,
     state: Mapping[str, Mapping[Any, Any]],
-    known: KnownLookup,
+    known: KnownLookup | None,
     options: ExecutionOptions | None = None,
 ) -> tuple[ColumnarRunResult, EngineProfile]:
     """Run a batch given as `units` from `state` (a checked state: table -> key -> value,
-    every table present), after the request ids `known` to earlier batches."""
+    every table present), after the request ids `known` to earlier batches (None: none)."""
     ledger.check()
     ship_application(spark, ledger)  # so that the executors can import its functions
     options = options or ExecutionOptions()
@@ -227,14 +231,17 @@ def run_columnar(
     frames: list[DataFrame] = []
     broadcasts: list[Any] = []
     try:
-        source = StateRows(_kept(broadcasts, spark.sparkContext.broadcast(dict(state))))
+        shipped = ColumnarState(ledger, state)
+        source = StateRows(_kept(broadcasts, spark.sparkContext.broadcast(shipped)))
         screened = _kept(frames, units.screened(spark, ledger).persist())
         collected = _opened(screened.where(F.col("kind") != P.EVENTS))
         clock.lap("screen")
         count = units.count()
         offsets = unit_offsets(_table(collected, P.COUNT, COUNTS_SCHEMA), count)
         profile.events = int(offsets[-1])
-        admitted = admit_columns(_table(collected, P.ADMISSION, ADMISSION_SCHEMA), offsets, known)
+        admitted = admit_columns(
+            _in_unit_order(collected, P.ADMISSION, ADMISSION_SCHEMA), offsets, known
+        )
         clock.lap("admit")
         fingerprints = _fingerprints(spark, ledger, screened, admitted, offsets, broadcasts)
         clock.lap("fingerprint duplicates")
@@ -299,6 +306,14 @@ def _all(opened: Opened, kind: int, part: int | None = None) -> list[pa.Table]:
 
 def _table(opened: Opened, kind: int, schema: pa.Schema) -> pa.Table:
     return P.concatenated(_all(opened, kind), schema)
+
+
+def _in_unit_order(opened: Opened, kind: int, schema: pa.Schema) -> pa.Table:
+    """The parcels of `kind` (one unit's rows each, in order) joined in unit order: so in
+    batch order, without a sort."""
+    tables = [t for t in _all(opened, kind) if len(t)]
+    tables.sort(key=lambda t: t.column("unit")[0].as_py())
+    return P.concatenated(tables, schema)
 
 
 def _fingerprints(
