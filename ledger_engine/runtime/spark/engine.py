@@ -92,6 +92,10 @@ class Units(Protocol):
         """The parcels of the units' screening (a DataFrame of `PARCEL` rows)."""
         ...
 
+    def empty(self) -> list[int]:
+        """The units known to hold no event, which no task reads."""
+        ...
+
 
 @dataclass(frozen=True)
 class EventChunks:
@@ -102,6 +106,9 @@ class EventChunks:
 
     def count(self) -> int:
         return -(-len(self.events) // self.size)
+
+    def empty(self) -> list[int]:
+        return []
 
     def screened(self, spark: SparkSession, ledger: StreamingLedger) -> DataFrame:
         chunks = [
@@ -133,12 +140,23 @@ class EventFiles:
     def count(self) -> int:
         return len(self.paths)
 
-    def screened(self, spark: SparkSession, ledger: StreamingLedger) -> DataFrame:
+    def _ordered(self) -> list[str]:
         ordered = sorted(str(Path(p).resolve()) for p in self.paths)
         assert len(set(ordered)) == len(ordered), "each file once"
+        return ordered
+
+    def empty(self) -> list[int]:
+        # Spark's file sources skip files of no bytes: no task reports them.
+        return [unit for unit, path in enumerate(self._ordered()) if Path(path).stat().st_size == 0]
+
+    def screened(self, spark: SparkSession, ledger: StreamingLedger) -> DataFrame:
+        ordered = self._ordered()
         units = {path: unit for unit, path in enumerate(ordered)}
-        files = spark.read.format("binaryFile").load(ordered).select("path", "content")
-        files = files.repartition(min(len(ordered), spark.sparkContext.defaultParallelism * 4))
+        read = [path for path in ordered if Path(path).stat().st_size > 0]
+        if not read:
+            return spark.createDataFrame([], P.PARCEL_DDL)
+        files = spark.read.format("binaryFile").load(read).select("path", "content")
+        files = files.repartition(min(len(read), spark.sparkContext.defaultParallelism * 4))
         return files.mapInArrow(tasks.screen_files_task(ledger, units), P.PARCEL_DDL)
 
 
@@ -153,6 +171,9 @@ class EventFrame:
 
     def count(self) -> int:
         return self.frame.rdd.getNumPartitions()
+
+    def empty(self) -> list[int]:
+        return []
 
     def screened(self, spark: SparkSession, ledger: StreamingLedger) -> DataFrame:
         lines = self.frame.select(self.column)
@@ -237,7 +258,11 @@ def run_columnar(
         collected = _opened(screened.where(F.col("kind") != P.EVENTS))
         clock.lap("screen")
         count = units.count()
-        offsets = unit_offsets(_table(collected, P.COUNT, COUNTS_SCHEMA), count)
+        empty = pa.table(
+            {"unit": units.empty(), "events": [0] * len(units.empty())}, schema=COUNTS_SCHEMA
+        )
+        counts = pa.concat_tables([_table(collected, P.COUNT, COUNTS_SCHEMA), empty])
+        offsets = unit_offsets(counts, count)
         profile.events = int(offsets[-1])
         admitted = admit_columns(
             _in_unit_order(collected, P.ADMISSION, ADMISSION_SCHEMA), offsets, known
