@@ -5,8 +5,8 @@
         [--batch-events N]
 
 Approaches: `plain` (a plain Python loop over two dicts, no engine: the floor), `serial` (the
-reference runner), `spark` (`run_spark` in memory), `pipeline` (event files in, committed and
-audited in PostgreSQL), `postgres` (PostgreSQL alone, one transaction per transfer),
+reference runner), `spark` (`run_spark_columnar` over landed files), `pipeline` (event files
+in, committed and audited in PostgreSQL), `postgres` (PostgreSQL alone, one transaction per transfer),
 `procedure` (PostgreSQL alone, one PL/pgSQL procedure over the COPYed transfers, one
 transaction), and `seed` (the opening deposits that give a pipeline database its starting
 state).
@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import resource
 import threading
 import time
@@ -191,33 +192,60 @@ def _serial(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _spark(args: argparse.Namespace) -> dict[str, Any]:
+    """`run_spark_columnar` over the workload landed as files (as the `generate` command
+    writes them, outside the measured part), from the opening state in memory."""
+    import tempfile
+
     from ledger_engine.apps.bank.ledger import build_ledger
     from ledger_engine.runtime.spark.batch import ExecutionOptions
-    from ledger_engine.runtime.spark.runner import run_spark, run_spark_profiled
+    from ledger_engine.runtime.spark.runner import run_spark_columnar
     from ledger_engine.runtime.spark.session import build_session
 
-    events = [t.event() for t in transfers(args.workload, args.size, args.accounts)]
     state = opening_state(args.accounts)
     ledger = build_ledger()
-    spark = build_session(args.master, driver_memory="8g")
-    try:
-        run_spark(spark, ledger, events[: min(2_000, len(events))], state)  # warm the JVM
-        started = time.perf_counter()
-        result, profile = run_spark_profiled(
-            spark, ledger, events, state, options=ExecutionOptions()
-        )
-        seconds = time.perf_counter() - started
-    finally:
-        spark.stop()
+    with tempfile.TemporaryDirectory(dir=args.data_dir) as folder:
+        inbox = Path(folder)
+        _land((t.event() for t in transfers(args.workload, args.size, args.accounts)), inbox, "ev")
+        paths = sorted(inbox.glob("*.jsonl"))
+        spark = build_session(args.master, driver_memory="8g")
+        try:
+            run_spark_columnar(spark, ledger, paths[:1], state)  # warm the JVM and the workers
+            before = _executor_cpu()
+            started = time.perf_counter()
+            result, profile = run_spark_columnar(
+                spark, ledger, paths, state, options=ExecutionOptions()
+            )
+            seconds = time.perf_counter() - started
+            executors = {k: v - before.get(k, 0.0) for k, v in _executor_cpu().items()}
+            cores = spark.sparkContext.defaultParallelism
+        finally:
+            spark.stop()
+    events = max(profile.events, 1)
     return {
         "seconds": seconds,
         "applied": result.applied_count,
-        "path": profile.path,
         "rounds": profile.rounds,
+        "slots": profile.slots,
         "driver_seconds": profile.driver_seconds,
-        "driver_us_per_event": profile.driver_seconds_per_event,
+        "driver_cpu": profile.driver_cpu,
+        "driver_cpu_us_per_event": profile.driver_cpu_us_per_event,
+        "executor_cpu": executors,
+        "executor_cpu_us_per_event": sum(executors.values()) * 1e6 / events,
+        "executor_cores_busy": sum(executors.values()) / seconds / cores,
         "tasks": profile.tasks,
     }
+
+
+def _executor_cpu() -> dict[str, float]:
+    """CPU seconds so far of this process's Spark JVM and Python workers, by kind."""
+    found = {JVM: 0.0, WORKERS: 0.0}
+    me = os.getpid()
+    for child in psutil.Process(me).children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            times = child.cpu_times()
+            kind = JVM if "java" in child.name() else WORKERS
+            found[kind] += times.user + times.system
+    return found
 
 
 def _pipeline_settings(args: argparse.Namespace, files_per_batch: int):

@@ -8,7 +8,8 @@ For every workload (`bench/workloads.py`) and size, on the same generated events
 1. `plain`: a plain Python loop applying the transfers to two dicts, no engine (the floor,
    `bench/plain.py`);
 2. `serial`: the serial reference runner;
-3. `spark`: `run_spark` in memory (no PostgreSQL), on `local[1]` and `local[2]`;
+3. `spark`: `run_spark_columnar` over the events landed as files, from the opening state in
+   memory (no PostgreSQL), on `local[1]` and `local[2]`;
 4. `pipeline`: the whole pipeline, event files in, committed and audited in PostgreSQL, on
    `local[1]` and `local[2]`;
 5. `postgres`: PostgreSQL alone, the same transfers as SERIALIZABLE transactions from 1 and
@@ -213,16 +214,8 @@ def markdown(results: list[dict[str, Any]], comparisons: list[dict[str, Any]], m
             if not found:
                 cells.append("")
                 continue
-            mark = " *" if found[0].get("path") == "serial fallback" else ""
-            cells.append(f"{found[0]['tps']:,.0f}{mark} ({found[0]['peak_mb']:,.0f})")
+            cells.append(f"{found[0]['tps']:,.0f} ({found[0]['peak_mb']:,.0f})")
         lines.append(f"| {workload} | {size:,} | " + " | ".join(cells) + " |")
-    if any(r.get("path") == "serial fallback" for r in results):
-        lines += [
-            "",
-            "\\* `run_spark` found that the batch cannot be spread over bins (one conflict"
-            " component) and ran it with the serial runner"
-            " (`ledger_engine/runtime/parallel/probe.py`).",
-        ]
     lines += ["", "## Ratios", ""]
     columns = sorted({k for c in comparisons for k in c if k not in ("workload", "size")})
     lines.append("| workload | events | " + " | ".join(columns) + " |")
@@ -243,15 +236,17 @@ def markdown(results: list[dict[str, Any]], comparisons: list[dict[str, Any]], m
             continue
         lines.append(f"**{r['workload']} {largest:,} {r['variant']}** ({r['seconds']:.1f} s)")
         lines.append("")
-        if r.get("path") == "serial fallback":
-            lines += ["- the serial runner, in the driver: the batch cannot be spread", ""]
-            continue
         driver = ", ".join(f"{k} {v:.1f} s" for k, v in r.get("driver_seconds", {}).items())
         lines.append(f"- driver: {driver}")
-        per_event = r.get("driver_us_per_event")
-        if per_event:
-            costs = ", ".join(f"{k} {v:.1f}" for k, v in per_event.items())
-            lines.append(f"- driver, microseconds per event: {costs}")
+        if "driver_cpu_us_per_event" in r:
+            cpu = ", ".join(f"{k} {v:.2f} s" for k, v in r["driver_cpu"].items())
+            executors = ", ".join(f"{k} {v:.1f} s" for k, v in r["executor_cpu"].items())
+            lines += [
+                f"- plan: {r['rounds']} round(s), {r['slots']} slot(s)",
+                f"- driver CPU: {r['driver_cpu_us_per_event']:.2f} us per event ({cpu})",
+                f"- executors' CPU: {r['executor_cpu_us_per_event']:.1f} us per event"
+                f" ({executors}); {r['executor_cores_busy']:.0%} of their cores busy",
+            ]
         if "audit_seconds" in r:
             lines.append(f"- batch audits after every batch: {r['audit_seconds']:.1f} s in all")
             parts = ", ".join(f"{k} {v:.1f} s" for k, v in r.get("audit_parts", {}).items())

@@ -11,7 +11,7 @@ and the rows it hands on to later rounds.
 from __future__ import annotations
 
 import pickle
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -154,14 +154,17 @@ def execute_slot(
     routed: list[pa.Table],
     handed_in: Iterable[tuple[int, pa.Table]],
     source: RowSource,
+    lap: Callable[[str], None] = lambda phase: None,
 ) -> SlotOutput:
     """Run a slot's events against the rows handed to it and those of `source`.
 
     `routed`: the slot's events in tables of `routing.ROUTED_SCHEMA` (each in batch order);
-    `handed_in`: (table index, `rows_schema` table) pairs of rows earlier rounds handed on.
+    `handed_in`: (table index, `rows_schema` table) pairs of rows earlier rounds handed on;
+    `lap(phase)` is called at the end of each phase (for the task's profile).
     """
     tables = list(ledger.tables.values())
     bases = [source.in_memory(table) for table in tables]
+    lap("state")
     lazy = all(base is not None for base in bases)
     rows: BinRows = (
         {t.name: _Overlay(base) for t, base in zip(tables, bases, strict=True)}  # type: ignore[arg-type]
@@ -179,31 +182,40 @@ def execute_slot(
         )
     events = pa.concat_tables(list(routed)) if routed else None
     out = _Output(ledger)
+    lap("rows handed on")
     if events is not None and len(events):
         events = events.take(
             pa.array(np.argsort(events.column("position").to_numpy(), kind="stable"))
-        )
+        ).combine_chunks()
         streams = ledger.streams
         positions = events.column("position").to_pylist()
         deferred = events.column("deferred").to_pylist()
         carries = events.column("carry")
         blobs = events.column("event")
+        lap("sort")
         for lo in range(0, len(positions), CHUNK):
             hi = min(lo + CHUNK, len(positions))
             runnables = []
-            for i in range(lo, hi):
-                event, keys = event_of_record(blobs[i].as_py())
+            for i, blob in enumerate(blobs.slice(lo, hi - lo).to_pylist(), lo):
+                event, keys = event_of_record(blob)
                 assert keys is not None, "a runnable event carries its keys"
                 runnables.append(
                     record(
                         Runnable, (positions[i], event, streams[event.stream], keys, deferred[i])
                     )
                 )
+            lap("decode")
             if not lazy:
                 _read_missing(source, rows, runnables)
-            out.add(runnables, list(execute_bin(rows, runnables)))
+                lap("read rows")
+            executed = list(execute_bin(rows, runnables))
+            lap("execute")
+            out.add(runnables, executed)
             out.carry(runnables, carries.slice(lo, hi - lo).to_pylist())
-    return out.finish(rows)
+            lap("columns")
+    finished = out.finish(rows)
+    lap("finish")
+    return finished
 
 
 def _read_missing(source: RowSource, rows: BinRows, runnables: list[Runnable]) -> None:

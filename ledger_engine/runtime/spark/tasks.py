@@ -8,10 +8,10 @@ and seals what comes out, timing its phases (`profile.TaskClock`).
 
 from __future__ import annotations
 
+import itertools
 import pickle
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from urllib.parse import unquote, urlparse
 
 import numpy as np
 import pyarrow as pa
@@ -71,24 +71,23 @@ def screen_chunks_task(ledger: StreamingLedger) -> Task:
     return task
 
 
-def screen_files_task(ledger: StreamingLedger, units: dict[str, int]) -> Task:
-    """Screening of event files: input rows are Spark's `binaryFile` rows (path, content);
-    `units` gives each file's unit by its absolute path."""
+def screen_files_task(ledger: StreamingLedger) -> Task:
+    """Screening of event files: input rows are (units, paths), the files a task reads."""
 
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         clock = TaskClock("screen")
         with gc_paused():
             for batch in batches:
-                clock.lap("input")
-                paths = batch.column("path").to_pylist()
-                contents = batch.column("content")
-                for i, uri in enumerate(paths):
-                    path = unquote(urlparse(uri).path)
+                units = batch.column("units").to_pylist()
+                paths = batch.column("paths").to_pylist()
+                for unit, path in zip(
+                    itertools.chain(*units), itertools.chain(*paths), strict=True
+                ):
+                    content = Path(path).read_bytes()
+                    clock.lap("input")
                     screening = UnitScreening(ledger)
-                    screening.lines(
-                        units[path], Path(path).name, nonblank_lines(contents[i].as_py() or b"")
-                    )
-                    clock.items += screening.counts[units[path]]
+                    screening.lines(unit, Path(path).name, nonblank_lines(content))
+                    clock.items += screening.counts[unit]
                     yield from _screened(screening, clock)
         yield _profile(clock)
 
@@ -184,11 +183,10 @@ def execute_task(
         source.open()
         try:
             with gc_paused():
-                out = execute_slot(ledger, routed, handed, source)
+                out = execute_slot(ledger, routed, handed, source, clock.lap)
         finally:
             source.close()
         clock.items += out.events
-        clock.lap("execute")
         rows = [
             (P.OUTCOMES, -1, 0, 0, P.sealed(out.outcomes)),
             (P.RESULTS, -1, 0, 0, P.sealed(out.results)),
