@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import msgspec
 import numpy as np
 import pyarrow as pa
 
@@ -36,7 +37,8 @@ from ledger_engine.runtime.parallel.plan import row_ids
 from ledger_engine.runtime.parallel.settle import PROBE
 
 PICKLE = pickle.HIGHEST_PROTOCOL
-CHUNK = 4096  # events read from the source and executed at a time
+CHUNK = 4096
+_JSON = msgspec.json.Encoder(order="sorted")  # events read from the source and executed at a time
 
 OUTCOMES_SCHEMA = pa.schema(
     [
@@ -47,13 +49,14 @@ OUTCOMES_SCHEMA = pa.schema(
         ("detail", pa.string()),
     ]
 )
+# A result's payload as JSON when it is a flat object (`_flat_json`), else pickled.
 RESULTS_SCHEMA = pa.schema(
     [
         ("position", pa.int64()),
         ("seq", pa.int32()),
         ("stream", pa.string()),
-        ("request_id", pa.string()),
-        ("payload", pa.binary()),  # pickled
+        ("payload", pa.string()),
+        ("payload_pickle", pa.binary()),
     ]
 )
 # A pending add of a deferred row (`seq` PROBE: a rejected transaction's probe). `delta`, `low`
@@ -80,7 +83,6 @@ def changes_schema(table: Table) -> pa.Schema:
         [
             ("position", pa.int64()),
             ("seq", pa.int32()),
-            ("request_id", pa.string()),
             ("key", key_type(table)),
             ("before", value_type(table)),
             ("after", value_type(table)),
@@ -304,12 +306,11 @@ class _Output:
             if entries:
                 table = self.tables[self.index[name]]
                 position, seq, change = zip(*entries, strict=True)
-                rid, _, key, before, after = zip(*change, strict=True)
+                _, _, key, before, after = zip(*change, strict=True)
                 changes[self.index[name]] = pa.table(
                     [
                         pa.array(position, pa.int64()),
                         pa.array(seq, pa.int32()),
-                        pa.array(rid, pa.string()),
                         key_array(table, key),
                         value_array(table, before),
                         value_array(table, after),
@@ -319,14 +320,21 @@ class _Output:
         results = RESULTS_SCHEMA.empty_table()
         if self.results:
             position, seq, result = zip(*self.results, strict=True)
-            stream, rid, payload = zip(*result, strict=True)
+            stream, _, payload = zip(*result, strict=True)
+            texts = [_flat_json(p) for p in payload]
             results = pa.table(
                 [
                     pa.array(position, pa.int64()),
                     pa.array(seq, pa.int32()),
                     pa.array(stream, pa.string()),
-                    pa.array(rid, pa.string()),
-                    pa.array([pickle.dumps(p, PICKLE) for p in payload], pa.binary()),
+                    pa.array(texts, pa.string()),
+                    pa.array(
+                        [
+                            None if text is not None else pickle.dumps(p, PICKLE)
+                            for p, text in zip(payload, texts, strict=True)
+                        ],
+                        pa.binary(),
+                    ),
                 ],
                 schema=RESULTS_SCHEMA,
             )
@@ -351,6 +359,23 @@ class _Output:
             handed,
             self.count,
         )
+
+
+def _flat_json(payload: Any) -> str | None:
+    """A flat object of text, integers, booleans and nulls as JSON (it decodes to an equal
+    object), else None: then it is pickled."""
+    if type(payload) is not dict:
+        return None
+    for key, value in payload.items():
+        kind = type(value)
+        if type(key) is not str or not (
+            kind is str or kind is int or kind is bool or value is None
+        ):
+            return None
+    try:
+        return _JSON.encode(payload).decode()
+    except (OverflowError, UnicodeError, msgspec.EncodeError):  # an int beyond 64 bits, say
+        return None
 
 
 def _table(rows: list[tuple], schema: pa.Schema) -> pa.Table:

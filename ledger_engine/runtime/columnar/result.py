@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -61,11 +62,11 @@ class ColumnarRunResult:
       from a file its source_file, line_number and raw bytes), by position; `stream` and
       `request_id` null where they were not text.
     - `duplicates`: (position, stream, request_id, kind), by position.
-    - `changes`: per table name, every row write: (position, seq, request_id, key, before,
-      after), in no particular order (sort by position and seq for the serial order); keys
-      and values typed as `columnar.typed` says.
-    - `results`: every emitted result: (position, seq, stream, request_id, payload pickled),
-      in no particular order.
+    - `changes`: per table name, every row write: (position, seq, key, before, after), in no
+      particular order (sort by position and seq for the serial order); keys and values
+      typed as `columnar.typed` says. The request id is the outcome's at the position.
+    - `results`: every emitted result: (position, seq, stream, payload as JSON, or
+      `payload_pickle` where the payload is not a flat object), in no particular order.
     """
 
     outcomes: pa.Table
@@ -151,9 +152,11 @@ def _results_by_position(results: pa.Table) -> dict[int, list[Any]]:
     found: dict[int, list[tuple[int, Any]]] = {}
     positions = results.column("position").to_pylist()
     seqs = results.column("seq").to_pylist()
-    payloads = results.column("payload").to_pylist()
-    for position, seq, payload in zip(positions, seqs, payloads, strict=True):
-        found.setdefault(position, []).append((seq, pickle.loads(payload)))
+    texts = results.column("payload").to_pylist()
+    pickles = results.column("payload_pickle").to_pylist()
+    for position, seq, text, pickled in zip(positions, seqs, texts, pickles, strict=True):
+        payload = pickle.loads(pickled) if text is None else msgspec.json.decode(text)
+        found.setdefault(position, []).append((seq, payload))
     return {
         p: [payload for _, payload in sorted(items, key=lambda x: x[0])]
         for p, items in found.items()

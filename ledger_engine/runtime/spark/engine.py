@@ -510,7 +510,6 @@ def _result(
                     {
                         "position": mine.column("position"),
                         "seq": mine.column("seq"),
-                        "request_id": mine.column("request_id"),
                         "key": mine.column("key").cast(key_type(table)),
                         "before": mine.column("before"),
                         "after": mine.column("after"),
