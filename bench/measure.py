@@ -6,8 +6,8 @@
 
 Approaches: `plain` (a plain Python loop over two dicts, no engine: the floor), `serial` (the
 reference runner), `spark` (`run_spark_columnar` over landed files), `pipeline` (event files
-in, committed and audited in PostgreSQL), `postgres` (PostgreSQL alone, one transaction per transfer),
-`procedure` (PostgreSQL alone, one PL/pgSQL procedure over the COPYed transfers, one
+in, committed and audited in PostgreSQL), `postgres` (PostgreSQL alone, one transaction per
+transfer), `procedure` (PostgreSQL alone, one PL/pgSQL procedure over the COPYed transfers, one
 transaction), and `seed` (the opening deposits that give a pipeline database its starting
 state).
 

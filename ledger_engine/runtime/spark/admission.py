@@ -1,6 +1,6 @@
 """Admission on Spark: screen every event where it lies, then settle duplicates by request id.
 
-Screening (`screen_files_task`, `screen_chunks_task`) is a `mapInArrow` over the batch's
+Screening (`screen_files_task`, the pipeline's) is a `mapInArrow` over the batch's
 events: each event's request id, stream, payload and keys are checked on their own
 (`ledger_engine.core.admission.screen`), and each binding's row is listed with its row id and access
 flags. Duplicates (`admit`) are then found on the driver, over the compact columns it collects
@@ -10,7 +10,6 @@ unless an earlier batch already executed the id (`known`).
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -130,28 +129,7 @@ class _Screener:
 
 
 Line = tuple[str | None, int | None, bytes | None]  # source file, line number, raw bytes
-NO_LINE: Line = (None, None, None)
 FLUSH_EVERY = 4096
-
-
-def screen_chunks_task(ledger: StreamingLedger) -> ScreenTask:
-    """Screening of in-memory events shipped as chunks (`codec.event_chunks`): input rows are
-    (start, chunk)."""
-
-    def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        screener = _Screener(ledger)
-        with gc_paused():
-            for batch in batches:
-                starts = batch.column("start").to_pylist()
-                chunks = batch.column("chunk").to_pylist()
-                for start, chunk in zip(starts, chunks, strict=True):
-                    for offset, fields in enumerate(pickle.loads(chunk)):
-                        screener.add(start + offset, Event(*fields), None, NO_LINE)
-                        if len(screener) >= FLUSH_EVERY:
-                            yield from screener.flush()
-            yield from screener.flush()
-
-    return task
 
 
 def screen_files_task(ledger: StreamingLedger, offsets: dict[str, int]) -> ScreenTask:

@@ -11,7 +11,6 @@ order of magnitude faster than pickles of dataclass instances
 from __future__ import annotations
 
 import pickle
-from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -183,13 +182,6 @@ def event_blob(event: Event, keys: tuple[Any, ...] | None) -> bytes:
 def event_of(blob: bytes) -> tuple[Event, tuple[Any, ...] | None]:
     stream, request_id, payload, keys = pickle.loads(blob)
     return Event(stream, request_id, payload), keys
-
-
-def event_chunks(events: Sequence[Event], size: int) -> Iterator[tuple[int, bytes]]:
-    """(first position, pickle of the chunk's events as tuples), `size` events a chunk."""
-    for start in range(0, len(events), size):
-        chunk = [(e.stream, e.request_id, e.payload) for e in events[start : start + size]]
-        yield start, pickle.dumps(chunk, PICKLE)
 
 
 def list_array(offsets: list[int], values: list, kind: pa.DataType) -> pa.Array:
