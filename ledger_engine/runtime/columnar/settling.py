@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.core.transaction import PendingAdd
@@ -89,13 +88,15 @@ def _key(table: Any, text: str) -> Any:
 
 
 def _far_from_bounds(pending: pa.Table, bases: list[Any]) -> bool:
-    """Whether no running total can come near int64's bounds (so int64 sums are exact)."""
-    base = max((abs(b) for b in bases if b is not None), default=0)
-    total = float(pc.sum(pc.abs(pending.column("delta"))).as_py() or 0)
-    extreme = max(
-        abs(pc.min(pending.column("low")).as_py() or 0),
-        abs(pc.max(pending.column("high")).as_py() or 0),
-    )
+    """Whether no running total can come near int64's bounds (so int64 sums are exact).
+    Summed in floating point: an int64 sum of the deltas could itself wrap around."""
+    base = max((abs(float(b)) for b in bases if b is not None), default=0.0)
+    magnitudes = [
+        np.abs(pending.column(name).to_numpy().astype(np.float64))
+        for name in ("delta", "low", "high")
+    ]
+    total = float(magnitudes[0].sum())
+    extreme = float(max(magnitudes[1].max(initial=0.0), magnitudes[2].max(initial=0.0)))
     return base + total + extreme < SAFE
 
 
