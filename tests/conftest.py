@@ -100,6 +100,19 @@ def make_database_url(pg_server_url: str) -> Iterator[Callable[..., str]]:
 
 
 @pytest.fixture(scope="module")
+def module_make_database_url(pg_server_url: str) -> Iterator[Callable[..., str]]:
+    """`make_database_url` for a whole test module: its databases are dropped after the
+    module's last test (for fixtures that prepare several ledgers once for a module)."""
+    created: list[str] = []
+
+    def make(*, migrated: bool = True, template: str | None = None) -> str:
+        return _create_database(pg_server_url, created, migrated=migrated, template=template)
+
+    yield make
+    _drop_databases(pg_server_url, created)
+
+
+@pytest.fixture(scope="module")
 def module_database_url(pg_server_url: str) -> Iterator[str]:
     """SQLAlchemy URL of a fresh migrated database shared by one test module, dropped after
     it (for a reference run that several tests compare with)."""

@@ -26,6 +26,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 DAGS_FOLDER = REPO_ROOT / "dags"
 RUNNER = Path(__file__).with_name("dag_runner.py")
 TRIGGER_WATCH = Path(__file__).with_name("trigger_watch.py")
+RUN_MARK = "dag_runner: run "  # dag_runner.RUN_MARK (a script of its own, not imported here)
 DAG_SCHEDULE = Path(__file__).with_name("dag_schedule.py")
 # ledger_pipeline's tasks, in their order.
 PIPELINE_TASKS = [
@@ -120,6 +121,29 @@ def run_dag_runner(
         cwd=workdir,
     )
     return json.loads(out.read_text(encoding="utf-8"))
+
+
+def run_dag_sequence(
+    runs: list[dict[str, Any]], env: dict[str, str], workdir: Path, name: str
+) -> list[dict[str, Any]]:
+    """Run `dag_runner.py sequence`: whole DAG runs (`{"dag_id": ..., "env": {...}}`, each
+    with its own settings over `env`) one after the other in one process, whose start-up and
+    Spark JVM they share; what each run gave, in order. Their log is `<name>.log`."""
+    out = workdir / f"{name}.json"
+    run_logged(
+        [sys.executable, str(RUNNER), "sequence", str(DAGS_FOLDER), str(out), json.dumps(runs)],
+        env,
+        workdir / f"{name}.log",
+        cwd=workdir,
+    )
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def sequence_logs(log_path: Path) -> list[str]:
+    """The log of a `run_dag_sequence` split into each run's part, in order (what came before
+    the first run, Airflow's start-up, left out)."""
+    text = log_path.read_text(encoding="utf-8", errors="replace")
+    return re.split(rf"^{re.escape(RUN_MARK)}\d+: .*$", text, flags=re.MULTILINE)[1:]
 
 
 # The `dag_runner` fixture: (mode, env, workdir, name[, dag_id]) -> the JSON that
