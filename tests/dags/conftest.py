@@ -126,24 +126,23 @@ def run_dag_runner(
 def run_dag_sequence(
     runs: list[dict[str, Any]], env: dict[str, str], workdir: Path, name: str
 ) -> list[dict[str, Any]]:
-    """Run `dag_runner.py sequence`: whole DAG runs (`{"dag_id": ..., "env": {...}}`, each
-    with its own settings over `env`) one after the other in one process, whose start-up and
-    Spark JVM they share; what each run gave, in order. Their log is `<name>.log`."""
-    out = workdir / f"{name}.json"
+    """Run `dag_runner.py sequence`: whole DAG runs (`{"name": ..., "dag_id": ..., "env":
+    {...}}`, each with its own settings over `env`) one after the other in one process, whose
+    start-up and Spark JVM they share; what each run gave, in order. The process's log is
+    `<name>.log`, each run's part of it `<its name>.log`, both in `workdir`."""
+    out, log_path = workdir / f"{name}.json", workdir / f"{name}.log"
     run_logged(
         [sys.executable, str(RUNNER), "sequence", str(DAGS_FOLDER), str(out), json.dumps(runs)],
         env,
-        workdir / f"{name}.log",
+        log_path,
         cwd=workdir,
     )
-    return json.loads(out.read_text(encoding="utf-8"))
-
-
-def sequence_logs(log_path: Path) -> list[str]:
-    """The log of a `run_dag_sequence` split into each run's part, in order (what came before
-    the first run, Airflow's start-up, left out)."""
     text = log_path.read_text(encoding="utf-8", errors="replace")
-    return re.split(rf"^{re.escape(RUN_MARK)}\d+: .*$", text, flags=re.MULTILINE)[1:]
+    # What comes before the first run's mark is the process's start-up.
+    parts = re.split(rf"^{re.escape(RUN_MARK)}\d+: .*$", text, flags=re.MULTILINE)[1:]
+    for run, part in zip(runs, parts, strict=True):
+        (workdir / f"{run['name']}.log").write_text(part, encoding="utf-8")
+    return json.loads(out.read_text(encoding="utf-8"))
 
 
 # The `dag_runner` fixture: (mode, env, workdir, name[, dag_id]) -> the JSON that

@@ -81,8 +81,8 @@ def landed(
         }
         ledgers[app] = (ledger, events)
         runs += [
-            {"dag_id": "ledger_pipeline", "env": app_env},
-            {"dag_id": "ledger_replay", "env": app_env},
+            {"name": f"pipeline-{n}", "dag_id": "ledger_pipeline", "env": app_env},
+            {"name": f"replay-{n}", "dag_id": "ledger_replay", "env": app_env},
         ]
     done = run_dag_sequence(runs, env, workdir, "runs")
     return {

@@ -19,7 +19,7 @@ import pytest
 from sqlalchemy import text
 
 from ledger_engine.store.database import connect
-from tests.dags.conftest import Runner, run_dag_sequence, sequence_logs
+from tests.dags.conftest import Runner, run_dag_sequence
 from tests.support.bank import deposit
 from tests.support.events import event_file
 
@@ -128,6 +128,7 @@ def runs(
     done = run_dag_sequence(
         [
             {
+                "name": name,
                 "dag_id": DAG_ID,
                 "env": {"LEDGER_DATABASE_URL": url, "LEDGER_DATA_DIR": str(data_dirs[name])},
             }
@@ -137,10 +138,14 @@ def runs(
         workdir,
         "runs",
     )
-    logs = sequence_logs(workdir / "runs.log")
     return {
-        name: Run(result, log, data_dirs[name] / "reports", urls[name])
-        for name, result, log in zip(urls, done, logs, strict=True)
+        name: Run(
+            result,
+            (workdir / f"{name}.log").read_text(encoding="utf-8"),
+            data_dirs[name] / "reports",
+            urls[name],
+        )
+        for name, result in zip(urls, done, strict=True)
     }
 
 
