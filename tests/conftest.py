@@ -5,6 +5,11 @@ PostgreSQL: the server at `LEDGER_DATABASE_URL` when it is set, otherwise an emb
 (and the folder removed) at its end. Every test that asks for `database_url` gets a fresh,
 uniquely named database of its own, dropped (`WITH (FORCE)`) afterwards, with the bank
 ledger's schema migrated: its URL is the bank's ledger URL (`store.database.ledger_url`).
+
+A fresh migrated database is a copy (`CREATE DATABASE ... TEMPLATE`) of one migrated once for
+the session, made as if migrated anew: the database's own grants (which a copy does not take)
+and a ledger identity of its own (which a copy keeps). tests/store/test_test_databases.py
+checks that such a copy is what a migration makes; it costs a fraction of one.
 """
 
 from __future__ import annotations
@@ -18,9 +23,10 @@ from pathlib import Path
 
 import pgserver
 import pytest
+from psycopg2 import sql
 from sqlalchemy import Engine, make_url
 
-from bench.databases import create_database, drop_database
+from bench.databases import create_database, drop_database, execute_autocommit
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.pipeline.job import BatchProcessor, BatchSummary, files_frame
@@ -57,13 +63,22 @@ def pg_server_url() -> Iterator[str]:
 
 
 def _create_database(
-    server_url: str, created: list[str], *, migrated: bool, template: str | None = None
+    server_url: str,
+    created: list[str],
+    *,
+    migrated: bool,
+    template: str | None = None,
+    migrated_template: str | None = None,
 ) -> str:
     """A uniquely named database, its name added to `created` (to drop it afterwards): a copy
     of the database of the URL `template` (far cheaper than committing its batches again), or
-    an empty one, the bank's schema migrated if `migrated`."""
+    an empty one, the bank's schema migrated if `migrated`: as a copy of the database named
+    `migrated_template` made as if migrated anew, when given one."""
     name = f"ledger_test_{uuid.uuid4().hex[:12]}"
-    source = make_url(template).database if template is not None else None
+    if template is not None:
+        source = make_url(template).database
+    else:
+        source = migrated_template if migrated else None
     url = create_database(server_url, name, template=source)
     created.append(name)
     if template is not None:  # a copy of a ledger: its URL is the template's, schema included
@@ -73,11 +88,43 @@ def _create_database(
     url = ledger_url(url, build_ledger())
     engine = connect(url)
     try:
-        migrate(engine)
-        apply_declared_schema(engine, build_ledger())
+        if migrated_template is None:
+            migrate(engine)
+            apply_declared_schema(engine, build_ledger())
+        else:
+            _as_if_migrated_anew(server_url, name, migrated_template, engine)
     finally:
         engine.dispose()
     return url
+
+
+def _as_if_migrated_anew(server_url: str, name: str, template: str, engine: Engine) -> None:
+    """Make the database `name`, a copy of `template`, what migrating it would have made: a
+    copy takes neither the grants on the database itself (0007_roles.sql's; they belong to
+    the server's catalog) nor a new ledger identity (0023_ledger_identity.sql: a copy keeps
+    its template's, as a restored backup does)."""
+    execute_autocommit(
+        server_url,
+        sql.SQL(
+            "UPDATE pg_database SET datacl ="
+            " (SELECT datacl FROM pg_database WHERE datname = {template})"
+            " WHERE datname = {name}"
+        ).format(template=sql.Literal(template), name=sql.Literal(name)),
+    )
+    with engine.begin() as conn:
+        conn.exec_driver_sql(
+            "UPDATE ledger_identity SET id = gen_random_uuid(), created_at = clock_timestamp()"
+        )
+
+
+@pytest.fixture(scope="session")
+def migrated_template(pg_server_url: str) -> Iterator[str]:
+    """The name of a database with the bank's schema migrated once for the session, of which
+    every fresh migrated database is a copy. Nothing connects to it after it is made."""
+    created: list[str] = []
+    url = _create_database(pg_server_url, created, migrated=True)
+    yield make_url(url).database
+    _drop_databases(pg_server_url, created)
 
 
 def _drop_databases(server_url: str, created: list[str]) -> None:
@@ -86,25 +133,54 @@ def _drop_databases(server_url: str, created: list[str]) -> None:
 
 
 @pytest.fixture
-def make_database_url(pg_server_url: str) -> Iterator[Callable[..., str]]:
+def make_database_url(pg_server_url: str, migrated_template: str) -> Iterator[Callable[..., str]]:
     """A factory of fresh databases with the bank's schema migrated; each call returns the
     SQLAlchemy URL of a new one (`template=url`: a copy of that database, which must have no
     open connections). All are dropped after the test."""
     created: list[str] = []
 
     def make(*, migrated: bool = True, template: str | None = None) -> str:
-        return _create_database(pg_server_url, created, migrated=migrated, template=template)
+        return _create_database(
+            pg_server_url,
+            created,
+            migrated=migrated,
+            template=template,
+            migrated_template=migrated_template,
+        )
 
     yield make
     _drop_databases(pg_server_url, created)
 
 
 @pytest.fixture(scope="module")
-def module_database_url(pg_server_url: str) -> Iterator[str]:
+def module_make_database_url(
+    pg_server_url: str, migrated_template: str
+) -> Iterator[Callable[..., str]]:
+    """`make_database_url` for a whole test module: its databases are dropped after the
+    module's last test (for fixtures that prepare several ledgers once for a module)."""
+    created: list[str] = []
+
+    def make(*, migrated: bool = True, template: str | None = None) -> str:
+        return _create_database(
+            pg_server_url,
+            created,
+            migrated=migrated,
+            template=template,
+            migrated_template=migrated_template,
+        )
+
+    yield make
+    _drop_databases(pg_server_url, created)
+
+
+@pytest.fixture(scope="module")
+def module_database_url(pg_server_url: str, migrated_template: str) -> Iterator[str]:
     """SQLAlchemy URL of a fresh migrated database shared by one test module, dropped after
     it (for a reference run that several tests compare with)."""
     created: list[str] = []
-    yield _create_database(pg_server_url, created, migrated=True)
+    yield _create_database(
+        pg_server_url, created, migrated=True, migrated_template=migrated_template
+    )
     _drop_databases(pg_server_url, created)
 
 

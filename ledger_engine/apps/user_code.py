@@ -156,7 +156,10 @@ def _user_unit(name: str) -> CodeUnit | None:
     if spec is None:
         return None
     if spec.submodule_search_locations:
-        folders = tuple(Path(folder).resolve() for folder in spec.submodule_search_locations)
+        # A namespace package lists a folder once per `sys.path` entry that leads to it (a
+        # folder on the path twice, as `PYTHONPATH` and pytest's rootdir make it): once here.
+        locations = spec.submodule_search_locations
+        folders = tuple(dict.fromkeys(Path(folder).resolve() for folder in locations))
         if not folders or any(_provided(folder) for folder in folders):
             return None
         return CodeUnit(name, folders, is_package=True)

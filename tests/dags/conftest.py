@@ -26,6 +26,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 DAGS_FOLDER = REPO_ROOT / "dags"
 RUNNER = Path(__file__).with_name("dag_runner.py")
 TRIGGER_WATCH = Path(__file__).with_name("trigger_watch.py")
+RUN_MARK = "dag_runner: run "  # dag_runner.RUN_MARK (a script of its own, not imported here)
 DAG_SCHEDULE = Path(__file__).with_name("dag_schedule.py")
 # ledger_pipeline's tasks, in their order.
 PIPELINE_TASKS = [
@@ -119,6 +120,28 @@ def run_dag_runner(
         workdir / f"{name}.log",
         cwd=workdir,
     )
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def run_dag_sequence(
+    runs: list[dict[str, Any]], env: dict[str, str], workdir: Path, name: str
+) -> list[dict[str, Any]]:
+    """Run `dag_runner.py sequence`: whole DAG runs (`{"name": ..., "dag_id": ..., "env":
+    {...}}`, each with its own settings over `env`) one after the other in one process, whose
+    start-up and Spark JVM they share; what each run gave, in order. The process's log is
+    `<name>.log`, each run's part of it `<its name>.log`, both in `workdir`."""
+    out, log_path = workdir / f"{name}.json", workdir / f"{name}.log"
+    run_logged(
+        [sys.executable, str(RUNNER), "sequence", str(DAGS_FOLDER), str(out), json.dumps(runs)],
+        env,
+        log_path,
+        cwd=workdir,
+    )
+    text = log_path.read_text(encoding="utf-8", errors="replace")
+    # What comes before the first run's mark is the process's start-up.
+    parts = re.split(rf"^{re.escape(RUN_MARK)}\d+: .*$", text, flags=re.MULTILINE)[1:]
+    for run, part in zip(runs, parts, strict=True):
+        (workdir / f"{run['name']}.log").write_text(part, encoding="utf-8")
     return json.loads(out.read_text(encoding="utf-8"))
 
 

@@ -8,6 +8,13 @@ process.
     python dag_runner.py test DAGS_FOLDER OUT.json [DAG_ID]
         Run the DAG once with `dag.test()`; write the run's state, each task's state and the
         tasks' return values (XCom).
+    python dag_runner.py sequence DAGS_FOLDER OUT.json RUNS_JSON
+        Whole runs one after the other in this one process, as `test` runs each: RUNS_JSON is
+        a list of `{"dag_id": ..., "env": {...}}`, each run with this process's environment
+        and its own `env` over it (its tasks read the `LEDGER_*` settings as they run). Every
+        run after the first starts its Spark session on the JVM the first one started, which
+        saves a start-up and a cold JVM per run. Writes the list of the runs' results; a line
+        `dag_runner: run <n>: <dag_id>` in the output marks where each run's log starts.
 
 Exits 0 once the JSON is written, whatever the DAG run's outcome: the test judges it.
 """
@@ -15,6 +22,7 @@ Exits 0 once the JSON is written, whatever the DAG run's outcome: the test judge
 from __future__ import annotations
 
 import json
+import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -121,12 +129,30 @@ def run(dags_folder: Path, dag_id: str) -> dict[str, Any]:
         }
 
 
+# The line `sequence` writes before each run's log: `dag_runner: run <n>: <dag_id>`.
+RUN_MARK = "dag_runner: run "
+
+
+def run_sequence(dags_folder: Path, runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`run` for each of `runs` in turn, each with its own settings over the starting ones."""
+    starting = dict(os.environ)
+    results = []
+    for n, each in enumerate(runs):
+        os.environ.clear()
+        os.environ.update(starting | each.get("env", {}))
+        print(f"{RUN_MARK}{n}: {each['dag_id']}", flush=True)  # where its part of the log starts
+        results.append(run(dags_folder, each["dag_id"]))
+    return results
+
+
 def main(argv: list[str]) -> int:
     mode, dags_folder, out = argv[0], Path(argv[1]), Path(argv[2])
     if mode == "parse":
         result = parse(dags_folder)
     elif mode == "test":
         result = run(dags_folder, argv[3] if len(argv) > 3 else "ledger_pipeline")
+    elif mode == "sequence":
+        result = run_sequence(dags_folder, json.loads(argv[3]))
     else:
         raise SystemExit(f"unknown mode {mode!r}")
     out.write_text(json.dumps(result, indent=2, default=str), encoding="utf-8")

@@ -4,14 +4,16 @@ every check passed), and fail visibly when a run's batches carry on from a balan
 behind the engine's back.
 
 Each Airflow call runs in a subprocess (`dag_runner.py`) with an isolated AIRFLOW_HOME and the
-`LEDGER_*` settings of the test: see conftest.py.
+`LEDGER_*` settings of the test: see conftest.py. The first run and the run of a ledger whose
+micro-batches fail go one after the other in one such process (they share its start-up).
 """
 
 from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterator
+import shutil
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +26,13 @@ from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.core.records import Event
 from ledger_engine.pipeline.inbox import write_event_files
 from ledger_engine.store.database import connect, ledger_url
-from tests.dags.conftest import LOG_RECORD, PIPELINE_TASKS, Runner, task_log_lines
+from tests.dags.conftest import (
+    LOG_RECORD,
+    PIPELINE_TASKS,
+    Runner,
+    run_dag_sequence,
+    task_log_lines,
+)
 from tests.support.html_page import read_page
 
 DAG_ID = "ledger_pipeline"
@@ -151,9 +159,45 @@ def ledger(
 
 
 @pytest.fixture(scope="module")
-def first_run(ledger: Ledger) -> dict[str, Any]:
+def broken(
+    dag_runner: Runner,
+    airflow_env: dict[str, str],
+    module_make_database_url: Callable[..., str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Ledger]:
+    """A ledger of its own whose Spark master URL Spark cannot parse: its micro-batch task
+    fails at once."""
+    workdir = tmp_path_factory.mktemp("broken_ledger_dag")
+    url = module_make_database_url(migrated=False)
+    ledger = make_ledger(dag_runner, airflow_env, url, workdir, LEDGER_SPARK_MASTER="bogus://x")
+    try:
+        yield ledger
+    finally:
+        ledger.engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def runs(ledger: Ledger, broken: Ledger, airflow_env: dict[str, str]) -> dict[str, Any]:
+    """The DAG's first run over the landed workload ("first-run") and a run of the broken
+    ledger ("broken-run"), one after the other in one process (`run_dag_sequence`); each
+    run's log is `<its name>.log` in its ledger's workdir."""
+    done = run_dag_sequence(
+        [
+            {"name": "first-run", "dag_id": DAG_ID, "env": ledger.env},
+            {"name": "broken-run", "dag_id": DAG_ID, "env": broken.env},
+        ],
+        airflow_env,
+        ledger.workdir,
+        "runs",
+    )
+    shutil.move(ledger.workdir / "broken-run.log", broken.workdir / "broken-run.log")
+    return {"first-run": done[0], "broken-run": done[1]}
+
+
+@pytest.fixture(scope="module")
+def first_run(runs: dict[str, Any]) -> dict[str, Any]:
     """The DAG's first run over the landed workload."""
-    return ledger.run_dag("first-run")
+    return runs["first-run"]
 
 
 def test_a_run_commits_every_event_and_passes_every_audit(
@@ -310,29 +354,19 @@ def test_a_run_carrying_on_from_a_balance_changed_behind_the_engines_back_fails(
 
 
 def test_a_failed_micro_batch_run_is_still_audited_and_reported_and_fails_the_run(
-    dag_runner: Runner,
-    airflow_env: dict[str, str],
-    empty_database_url: str,
-    tmp_path: Path,
+    broken: Ledger, runs: dict[str, Any]
 ) -> None:
-    # A Spark master URL that Spark cannot parse: the micro-batch task fails at once.
-    broken = make_ledger(
-        dag_runner, airflow_env, empty_database_url, tmp_path, LEDGER_SPARK_MASTER="bogus://x"
-    )
-    try:
-        run = broken.run_dag("broken-run")
-        states = run["task_states"]
-        assert states["run_micro_batches"] == "failed", broken.log_tail("broken-run")
-        # Nothing was committed, and nothing committed is wrong: the audits pass...
-        assert states["great_expectations_checkpoint"] == "success"
-        assert states["merkle_snapshot_check"] == "success"
-        assert broken.scalar("SELECT count(*) FROM ledger_batches") == 0
-        # ...but the report says the micro-batches failed, and the run fails.
-        assert states["write_audit_report"] == "failed"
-        assert run["state"] == "failed"
-        log = (tmp_path / "broken-run.log").read_text(encoding="utf-8", errors="replace")
-        assert "task did not succeed: run_micro_batches" in log
-        [page] = broken.reports()
-        assert "run_micro_batches committed the inbox" in page.read_text(encoding="utf-8")
-    finally:
-        broken.engine.dispose()
+    run = runs["broken-run"]
+    states = run["task_states"]
+    assert states["run_micro_batches"] == "failed", broken.log_tail("broken-run")
+    # Nothing was committed, and nothing committed is wrong: the audits pass...
+    assert states["great_expectations_checkpoint"] == "success"
+    assert states["merkle_snapshot_check"] == "success"
+    assert broken.scalar("SELECT count(*) FROM ledger_batches") == 0
+    # ...but the report says the micro-batches failed, and the run fails.
+    assert states["write_audit_report"] == "failed"
+    assert run["state"] == "failed"
+    log = (broken.workdir / "broken-run.log").read_text(encoding="utf-8", errors="replace")
+    assert "task did not succeed: run_micro_batches" in log
+    [page] = broken.reports()
+    assert "run_micro_batches committed the inbox" in page.read_text(encoding="utf-8")

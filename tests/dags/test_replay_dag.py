@@ -4,22 +4,22 @@ and a whole run with `dag.test()` on a ledger changed behind the engine's back f
 its audits naming the difference in its log and on the one audit report page it writes.
 
 Each Airflow call runs in a subprocess (`dag_runner.py`) with an isolated AIRFLOW_HOME and the
-`LEDGER_*` settings of the test: see conftest.py.
+`LEDGER_*` settings of the test: see conftest.py. The two whole runs, over two ledgers of
+their own, go one after the other in one such process.
 """
 
 from __future__ import annotations
 
 import html
-import json
-import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from sqlalchemy import text
 
 from ledger_engine.store.database import connect
-from tests.dags.conftest import DAGS_FOLDER, RUNNER, Runner, run_logged
+from tests.dags.conftest import Runner, run_dag_sequence
 from tests.support.bank import deposit
 from tests.support.events import event_file
 
@@ -75,9 +75,8 @@ def test_the_schedule_can_be_changed_or_turned_off(
     assert found["dags"][DAG_ID]["cron"] == cron
 
 
-@pytest.fixture
-def committed_url(make_database_url: Callable[..., str], commit_files) -> str:
-    """A ledger of one committed batch: alice 100 and bob 80 in accounts."""
+def committed_ledger(make_database_url: Callable[..., str], commit_files) -> str:
+    """The URL of a new ledger of one committed batch: alice 100 and bob 80 in accounts."""
     url = make_database_url()
     engine = connect(url)
     try:
@@ -93,18 +92,61 @@ def committed_url(make_database_url: Callable[..., str], commit_files) -> str:
     return url
 
 
-def run_dag(airflow_env: dict[str, str], url: str, tmp_path: Path) -> tuple[dict, str, Path]:
-    """One whole run with `dag.test()`: (its states and return values, its log, the folder
-    of its audit reports)."""
-    data_dir = tmp_path / "ledger"
-    env = airflow_env | {"LEDGER_DATABASE_URL": url, "LEDGER_DATA_DIR": str(data_dir)}
-    out, log_path = tmp_path / "run.json", tmp_path / "run.log"
-    run_logged(
-        [sys.executable, str(RUNNER), "test", str(DAGS_FOLDER), str(out), DAG_ID], env, log_path,
-        cwd=tmp_path,
-    )  # fmt: skip
-    run = json.loads(out.read_text(encoding="utf-8"))
-    return run, log_path.read_text(encoding="utf-8", errors="replace"), data_dir / "reports"
+@dataclass(frozen=True)
+class Run:
+    """One whole run with `dag.test()` over a ledger: its states and return values, its
+    log, the folder of its audit reports, and the ledger's URL."""
+
+    result: dict
+    log: str
+    reports: Path
+    url: str
+
+
+@pytest.fixture(scope="module")
+def runs(
+    airflow_env: dict[str, str],
+    module_make_database_url: Callable[..., str],
+    commit_files,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, Run]:
+    """A whole run over a ledger as the engine committed it ("untouched") and one over a
+    ledger whose bob was set to 81 behind the engine's back ("tampered"): two ledgers of
+    their own, run one after the other in one process (`run_dag_sequence`)."""
+    workdir = tmp_path_factory.mktemp("replay_dag")
+    urls = {
+        "untouched": committed_ledger(module_make_database_url, commit_files),
+        "tampered": committed_ledger(module_make_database_url, commit_files),
+    }
+    engine = connect(urls["tampered"])
+    try:
+        with engine.begin() as conn:
+            conn.execute(text("UPDATE accounts SET value = 81 WHERE key = 'bob'"))
+    finally:
+        engine.dispose()
+    data_dirs = {name: workdir / name / "ledger" for name in urls}
+    done = run_dag_sequence(
+        [
+            {
+                "name": name,
+                "dag_id": DAG_ID,
+                "env": {"LEDGER_DATABASE_URL": url, "LEDGER_DATA_DIR": str(data_dirs[name])},
+            }
+            for name, url in urls.items()
+        ],
+        airflow_env,
+        workdir,
+        "runs",
+    )
+    return {
+        name: Run(
+            result,
+            (workdir / f"{name}.log").read_text(encoding="utf-8"),
+            data_dirs[name] / "reports",
+            urls[name],
+        )
+        for name, result in zip(urls, done, strict=True)
+    }
 
 
 def full_marks(url: str) -> list[tuple]:
@@ -118,13 +160,13 @@ def full_marks(url: str) -> list[tuple]:
 
 
 def test_a_run_on_what_the_engine_committed_passes_and_leaves_a_full_audit_mark(
-    airflow_env: dict[str, str], committed_url: str, tmp_path: Path
+    runs: dict[str, Run],
 ) -> None:
-    run, log, reports = run_dag(airflow_env, committed_url, tmp_path)
+    run, log, reports = runs["untouched"].result, runs["untouched"].log, runs["untouched"].reports
 
     assert run["task_states"] == dict.fromkeys(TASKS, "success"), log[-3000:]
     assert run["xcom"]["write_audit_report"]["scope"]["kind"] == "full"
-    assert full_marks(committed_url) == [("full", 0, 0)]
+    assert full_marks(runs["untouched"].url) == [("full", 0, 0)]
     [page] = reports.glob("audit-*.html")
     text_of_page = page.read_text(encoding="utf-8")
     assert "All audits passed." in text_of_page and "Full audit: every batch, 0 to 0." in (
@@ -132,17 +174,8 @@ def test_a_run_on_what_the_engine_committed_passes_and_leaves_a_full_audit_mark(
     )
 
 
-def test_a_run_on_a_tampered_ledger_fails_naming_the_difference(
-    airflow_env: dict[str, str], committed_url: str, tmp_path: Path
-) -> None:
-    engine = connect(committed_url)
-    try:
-        with engine.begin() as conn:
-            conn.execute(text("UPDATE accounts SET value = 81 WHERE key = 'bob'"))
-    finally:
-        engine.dispose()
-
-    run, log, reports = run_dag(airflow_env, committed_url, tmp_path)
+def test_a_run_on_a_tampered_ledger_fails_naming_the_difference(runs: dict[str, Run]) -> None:
+    run, log, reports = runs["tampered"].result, runs["tampered"].log, runs["tampered"].reports
 
     finding = "accounts 'bob': stored 81, the serial runner gives 80"
     assert run["task_states"] == dict.fromkeys(TASKS, "failed"), log[-3000:]
@@ -155,4 +188,4 @@ def test_a_run_on_a_tampered_ledger_fails_naming_the_difference(
     shown = html.unescape(page.read_text(encoding="utf-8"))
     assert finding in shown
     assert 'key "bob": recorded 80, found 81' in shown
-    assert full_marks(committed_url) == [], "a failing audit leaves no mark"
+    assert full_marks(runs["tampered"].url) == [], "a failing audit leaves no mark"

@@ -24,7 +24,7 @@ from ledger_engine.runtime.spark.batch import ExecutionOptions
 from ledger_engine.runtime.spark.session import build_session
 from tests.support.user_apps import user_app_events
 
-EVENTS = generate_events(3_000, accounts=200, seed=17, bad_fraction=0.03, duplicate_fraction=0.03)
+EVENTS = generate_events(1_000, accounts=200, seed=17, bad_fraction=0.03, duplicate_fraction=0.03)
 OPTIONS = ExecutionOptions(bins=2, rounds=2)
 WORKERS = 2
 USER_APP = f"{Path(__file__).parents[1] / 'support' / 'apps' / 'simple_trade.py'}:build_ledger"

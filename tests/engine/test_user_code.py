@@ -120,3 +120,19 @@ def test_a_file_whose_name_another_module_took_is_refused(tmp_path):
     taken.write_text("def build_ledger():\n    raise AssertionError\n", encoding="utf-8")
     with pytest.raises(ValueError, match="'json' is taken"):
         load_ledger(f"{taken}:build_ledger")
+
+
+def test_a_namespace_package_on_the_path_twice_packs_each_file_once(tmp_path, monkeypatch):
+    # `PYTHONPATH=$PWD` and pytest's rootdir both put the checkout on the path: the tests'
+    # own `tests` namespace package then lists its folder twice.
+    package = tmp_path / "root" / "ns_listed_twice"
+    package.mkdir(parents=True)
+    (package / "trade.py").write_bytes(SIMPLE_TRADE.read_bytes())
+    for _ in range(2):
+        monkeypatch.syspath_prepend(str(package.parent))
+    ledger = load_ledger("ns_listed_twice.trade:build_ledger")
+    code = application_code(ledger)
+    assert [(unit.name, unit.locations) for unit in code.units] == [
+        ("ns_listed_twice", (package.resolve(),))
+    ]
+    assert [name for _, name in code.files()] == ["ns_listed_twice/trade.py"]

@@ -7,6 +7,7 @@ with."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from ledger_engine.reconcile.job import declared_sources
 from ledger_engine.reconcile.matching.spark import spark_matcher
 from ledger_engine.reconcile.run import reconcile
 from ledger_engine.reconcile.sample import sample_statement
+from ledger_engine.store.database import connect
 from tests.support.bank import deposit, transfer
 from tests.support.database import rows
 from tests.support.documented import ledger_commands, shell_blocks
@@ -112,12 +114,27 @@ def movements() -> list:
     return events
 
 
+@pytest.fixture(scope="module")
+def committed(module_database_url: str, commit_files) -> str:
+    """A bank ledger with the movements committed, once for the module."""
+    engine = connect(module_database_url)
+    try:
+        commit_files(engine, 0, [("b0.jsonl", event_file(movements()))])
+    finally:
+        engine.dispose()  # a template: no connection may stay open
+    return module_database_url
+
+
 @pytest.fixture
-def person(
-    engine: Engine, database_url: str, commit_files, spark, monkeypatch, tmp_path: Path
-) -> Settings:
+def database_url(make_database_url: Callable[..., str], committed: str) -> str:
+    """A copy of `committed` for one test (the `engine` fixture's database too): as if the
+    movements were committed to it, without a Spark batch per test."""
+    return make_database_url(template=committed)
+
+
+@pytest.fixture
+def person(database_url: str, monkeypatch, tmp_path: Path) -> Settings:
     """A bank ledger with the movements committed, the declaration above, and a data folder."""
-    commit_files(engine, 0, [("b0.jsonl", event_file(movements()))])
     (tmp_path / "reconciliation.toml").write_text(DECLARATION, encoding="utf-8")
     monkeypatch.setenv("LEDGER_DATABASE_URL", database_url)
     monkeypatch.setenv("LEDGER_DATA_DIR", str(tmp_path))
