@@ -32,11 +32,17 @@ PARCEL = pa.schema(
 )
 PARCEL_DDL = "kind tinyint, slot int, route bigint, part bigint, blob binary"
 
+# A parcel's buffers are compressed: the JVM's cost of a parcel grows with its bytes (cached,
+# shuffled, handed to and from the Python workers), and zstd at Arrow's default level packs
+# the events, changes and results of 3x10^5 transfers to a fraction of their size for less
+# CPU than the JVM spent moving the difference (JVM 9.7 -> 4.5 CPU s, workers unchanged).
+_SEALING = pa.ipc.IpcWriteOptions(compression="zstd")
+
 
 def sealed(table: pa.Table | pa.RecordBatch) -> bytes:
     """A table as the bytes of one Arrow IPC stream."""
     sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
+    with pa.ipc.new_stream(sink, table.schema, options=_SEALING) as writer:
         writer.write(table)
     return sink.getvalue().to_pybytes()
 

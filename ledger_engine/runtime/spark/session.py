@@ -92,6 +92,10 @@ def session_conf(master: str, app_name: str, driver_host: str, driver_memory: st
         .set("spark.ui.enabled", "false")
         .set("spark.ui.showConsoleProgress", "false")
         .set("spark.sql.shuffle.partitions", "8")
+        # Most of what the engine caches and shuffles is parcels, compressed already
+        # (`columnar.parcels`): compressing them again costs the JVM CPU and saves nothing.
+        .set("spark.sql.inMemoryColumnarStorage.compressed", "false")
+        .set("spark.shuffle.compress", "false")
         .set("spark.sql.streaming.forceDeleteTempCheckpointLocation", "true")
     )
 
