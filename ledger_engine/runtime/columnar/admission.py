@@ -73,7 +73,7 @@ def positions_of(table: pa.Table, offsets: np.ndarray) -> np.ndarray:
 class Admitted:
     """The verdict of admission: the events that run and the duplicates.
 
-    `runnable` holds (position, acc_row, acc_flags) in batch order. `duplicates` holds
+    `runnable` holds (position, request_id, acc_row, acc_flags) in batch order. `duplicates` holds
     (position, stream, request_id) and what each is compared with: `first`, the position of
     the counted event of its id in this batch (-1 when an earlier batch executed the id), or
     `known_fingerprint`.
@@ -137,7 +137,7 @@ def admit_columns(admission: pa.Table, offsets: np.ndarray, known: KnownLookup |
     duplicate = (position != first) | was_known
     runs = admission.column("runs").to_numpy(zero_copy_only=False)
     runnable = admission.filter(pa.array(runs & ~duplicate)).select(
-        ["position", "acc_row", "acc_flags"]
+        ["position", "request_id", "acc_row", "acc_flags"]
     )
     dup_rows = pa.array(np.flatnonzero(duplicate))
     duplicates = pa.table(

@@ -13,16 +13,18 @@ from __future__ import annotations
 import pickle
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain, filterfalse
+from operator import itemgetter
 from typing import Any, Protocol
 
 import msgspec
 import numpy as np
 import pyarrow as pa
 
-from ledger_engine.core.declarations import StreamingLedger, Table
+from ledger_engine.core.declarations import Stream, StreamingLedger, Table
 from ledger_engine.core.records import Change, Rejection, record
 from ledger_engine.core.storable import key_text
-from ledger_engine.core.transaction import PendingAdd
+from ledger_engine.core.transaction import Applied, PendingAdd
 from ledger_engine.runtime.columnar.carry import NO_CARRY
 from ledger_engine.runtime.columnar.screening import event_of_record
 from ledger_engine.runtime.columnar.typed import (
@@ -37,8 +39,9 @@ from ledger_engine.runtime.parallel.plan import row_ids
 from ledger_engine.runtime.parallel.settle import PROBE
 
 PICKLE = pickle.HIGHEST_PROTOCOL
-CHUNK = 4096
-_JSON = msgspec.json.Encoder(order="sorted")  # events read from the source and executed at a time
+CHUNK = 4096  # events read from the source and executed at a time
+_JSON = msgspec.json.Encoder(order="sorted")
+_JSON_DECODE = msgspec.json.Decoder().decode
 
 OUTCOMES_SCHEMA = pa.schema(
     [
@@ -49,6 +52,7 @@ OUTCOMES_SCHEMA = pa.schema(
         ("detail", pa.string()),
     ]
 )
+# (An applied transaction's stream and request id are null: the driver has them.)
 # A result's payload as JSON when it is a flat object (`_flat_json`), else pickled.
 RESULTS_SCHEMA = pa.schema(
     [
@@ -113,32 +117,6 @@ class RowSource(Protocol):
         ...
 
 
-_UNSEEN = object()
-
-
-class _Overlay(dict):
-    """A bin's rows of one table over an in-memory state: a row is read from `base` the
-    first time a transaction asks for it (absent: None), and written here, never there.
-    In place of fetching each chunk's rows up front: a dictionary lookup per row where the
-    fetch costs a pass over every binding of every event."""
-
-    __slots__ = ("base",)
-
-    def __init__(self, base: Mapping[Any, Any]) -> None:
-        super().__init__()
-        self.base = base
-
-    def get(self, key: Any, default: Any = None) -> Any:
-        value = dict.get(self, key, _UNSEEN)
-        if value is _UNSEEN:
-            value = self[key] = self.base.get(key)
-        return value
-
-    def close(self) -> None:
-        """Release what reading took (at the end of every task)."""
-        ...
-
-
 @dataclass
 class SlotOutput:
     """What a slot's task produced, as columns."""
@@ -167,12 +145,7 @@ def execute_slot(
     tables = list(ledger.tables.values())
     bases = [source.in_memory(table) for table in tables]
     lap("state")
-    lazy = all(base is not None for base in bases)
-    rows: BinRows = (
-        {t.name: _Overlay(base) for t, base in zip(tables, bases, strict=True)}  # type: ignore[arg-type]
-        if lazy
-        else {name: {} for name in ledger.tables}
-    )
+    rows: BinRows = {name: {} for name in ledger.tables}
     for index, handed in handed_in:
         table = tables[index]
         rows[table.name].update(
@@ -207,9 +180,8 @@ def execute_slot(
                     )
                 )
             lap("decode")
-            if not lazy:
-                _read_missing(source, rows, runnables)
-                lap("read rows")
+            _read_missing(source, bases, tables, rows, runnables)
+            lap("read rows")
             executed = list(execute_bin(rows, runnables))
             lap("execute")
             out.add(runnables, executed)
@@ -220,57 +192,104 @@ def execute_slot(
     return finished
 
 
-def _read_missing(source: RowSource, rows: BinRows, runnables: list[Runnable]) -> None:
-    """Read the rows `runnables` touch that `rows` lacks (absent rows become `None`)."""
-    missing: dict[str, tuple[Table, set[Any]]] = {}
-    for runnable in runnables:
-        bindings = zip(runnable.stream.bindings, runnable.keys, strict=True)
-        for i, (binding, key) in enumerate(bindings):
-            table = binding.table
-            if key in rows[table.name] or runnable.deferred >> i & 1:
-                continue
-            missing.setdefault(table.name, (table, set()))[1].add(key)
-    for name, (table, keys) in missing.items():
-        found = source.read(0, table, list(keys))
-        delivered = rows[name]
-        for key in keys:
-            delivered[key] = found.get(key)
+def _read_missing(
+    source: RowSource,
+    bases: Sequence[Mapping[Any, Any] | None],
+    tables: Sequence[Table],
+    rows: BinRows,
+    runnables: list[Runnable],
+) -> None:
+    """Read the rows `runnables` touch that `rows` lacks (absent rows become `None`): from
+    `bases` (one per table, in declaration order) where a table is in memory, else from
+    `source`.
+
+    The keys are gathered a binding at a time (`_bound_keys`) and looked up in C (a set
+    difference, `map`): a Python call per row cost as much as the transaction's own reads.
+    A deferred row may be read too: its transactions never read it, so it goes unused.
+    """
+    wanted = _bound_keys(runnables)
+    for table, base in zip(tables, bases, strict=True):
+        delivered = rows[table.name]
+        # Not `keys - delivered.keys()`: that walks every row delivered so far.
+        missing = list(filterfalse(delivered.__contains__, wanted.get(table.name, ())))
+        if not missing:
+            continue
+        if base is not None:
+            delivered.update(zip(missing, map(base.get, missing), strict=True))
+        else:
+            delivered.update(dict.fromkeys(missing))
+            delivered.update(source.read(0, table, missing))
+
+
+_POSITION, _STREAM, _KEYS = itemgetter(0), itemgetter(2), itemgetter(3)  # of a `Runnable`
+_CHANGES, _RESULTS = itemgetter(0), itemgetter(1)  # of an `Applied`
+
+
+def _bound_keys(runnables: list[Runnable]) -> dict[str, set[Any]]:
+    """The keys `runnables` bind, per table name: one slice of their keys per binding."""
+    found: dict[str, set[Any]] = {}
+    # Streams by identity: a stream's own hash walks its declaration.
+    if len(set(map(id, map(_STREAM, runnables)))) == 1:
+        groups = [(runnables[0].stream, runnables)] if runnables else []
+    else:
+        by_stream: dict[int, tuple[Stream, list[Runnable]]] = {}
+        for runnable in runnables:
+            by_stream.setdefault(id(runnable.stream), (runnable.stream, []))[1].append(runnable)
+        groups = list(by_stream.values())
+    for stream, mine in groups:
+        flat = list(chain.from_iterable(map(_KEYS, mine)))
+        width = len(stream.bindings)
+        for i, binding in enumerate(stream.bindings):
+            found.setdefault(binding.table.name, set()).update(flat[i::width])
+    return found
 
 
 class _Output:
-    """Builds a slot's columns as its transactions run: a tuple per outcome, change and
-    result, turned into columns once at the end (`zip(*rows)` transposes in C)."""
+    """Builds a slot's columns as its transactions run, turned into columns once at the end.
+
+    Per transaction it keeps only what it was given: the `Applied` of a transaction with no
+    deferred row (the common case) is kept whole, and its changes and results are flattened
+    and transposed in C at the end (`chain`, `zip`), their positions and sequence numbers
+    made with NumPy from the counts. Rejections, and transactions that added to a deferred
+    row (their changes mix `Change` and `PendingAdd`), take the per-change path.
+    """
 
     def __init__(self, ledger: StreamingLedger) -> None:
         self.tables = list(ledger.tables.values())
         self.index = {name: i for i, name in enumerate(ledger.tables)}
-        self.outcomes: list[tuple] = []
-        self.results: list[tuple] = []
-        self.pending: list[tuple] = []
+        self.executed: list[int] = []  # every position run
+        self.rejected: list[tuple] = []  # OUTCOMES_SCHEMA rows
+        self.applied: list[Applied] = []  # of transactions without a deferred row
+        self.applied_at: list[int] = []
         self.changes: dict[str, list[tuple]] = {name: [] for name in ledger.tables}
+        self.results: list[tuple] = []  # (position, seq, result) off the common path
+        self.pending: list[tuple] = []
         self.handoffs: dict[int, set[tuple[int, Any]]] = {}
-        self.count = 0
 
     def add(self, runnables: list[Runnable], executed: list[Executed]) -> None:
-        outcomes = self.outcomes.append
-        results = self.results.append
-        changes = {name: rows.append for name, rows in self.changes.items()}
-        self.count += len(executed)
+        rejected = self.rejected.append
+        applied, applied_at = self.applied.append, self.applied_at.append
+        self.executed.extend(map(_POSITION, executed))
         for runnable, (position, outcome, probes) in zip(runnables, executed, strict=True):
-            event = runnable.event
             if type(outcome) is Rejection:
-                outcomes((position, event.stream, event.request_id, outcome.reason, outcome.detail))
+                event = runnable.event
+                rejected((position, event.stream, event.request_id, outcome.reason, outcome.detail))
+            elif runnable.deferred:
+                self._irregular(position, outcome)
             else:
-                outcomes((position, event.stream, event.request_id, None, None))
-                for seq, change in enumerate(outcome.changes):
-                    if type(change) is Change:
-                        changes[change[1]]((position, seq, change))
-                    else:
-                        self._pending(position, seq, change)
-                for seq, result in enumerate(outcome.results):
-                    results((position, seq, result))
+                applied(outcome)
+                applied_at(position)
             for probe in probes:
                 self._pending(position, PROBE, probe)
+
+    def _irregular(self, position: int, outcome: Applied) -> None:
+        for seq, change in enumerate(outcome.changes):
+            if type(change) is Change:
+                self.changes[change[1]].append((position, seq, change))
+            else:
+                self._pending(position, seq, change)
+        for seq, result in enumerate(outcome.results):
+            self.results.append((position, seq, result))
 
     def _pending(self, position: int, seq: int, add: PendingAdd) -> None:
         numbers = (add.delta, add.low, add.high)
@@ -294,6 +313,8 @@ class _Output:
         """Note the rows these events hand on after the round (their values are read at the
         task's end: no later event of the slot touches them)."""
         for runnable, carry in zip(runnables, carries, strict=True):
+            if carry.count(NO_CARRY) == len(carry):
+                continue
             for binding, key, slot in zip(
                 runnable.stream.bindings, runnable.keys, carry, strict=True
             ):
@@ -301,43 +322,104 @@ class _Output:
                     self.handoffs.setdefault(slot, set()).add((self.index[binding.table.name], key))
 
     def finish(self, rows: BinRows) -> SlotOutput:
-        changes = {}
+        return SlotOutput(
+            self._outcomes(),
+            self._changes(),
+            self._results(),
+            _table(self.pending, PENDING_SCHEMA),
+            self._handed(rows),
+            len(self.executed),
+        )
+
+    def _outcomes(self) -> pa.Table:
+        """A row per position run: the rejections in full; the applied ones by position
+        alone (the driver has their request ids)."""
+        rejected = _table(self.rejected, OUTCOMES_SCHEMA)
+        applied = np.setdiff1d(
+            np.asarray(self.executed, np.int64), rejected.column("position").to_numpy()
+        )
+        nulls = pa.nulls(len(applied), pa.string())
+        return pa.concat_tables(
+            [
+                pa.table([pa.array(applied), nulls, nulls, nulls, nulls], schema=OUTCOMES_SCHEMA),
+                rejected,
+            ]
+        )
+
+    def _changes(self) -> dict[int, pa.Table]:
+        parts: dict[int, list[pa.Table]] = {}
+        lists = list(map(_CHANGES, self.applied))
+        flat = list(chain.from_iterable(lists))
+        if flat:
+            position, seq = _numbered(self.applied_at, lists)
+            _, names, *columns = _transposed(flat, 5)
+            code = np.fromiter(map(self.index.__getitem__, names), np.int64, len(names))
+            order = np.argsort(code, kind="stable")
+            code = code[order]
+            position, seq = position[order], seq[order]
+            keys, befores, afters = (np.fromiter(c, object, len(c))[order] for c in columns)
+            bounds = np.flatnonzero(np.diff(code)) + 1
+            for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, len(code)], strict=True):
+                index = int(code[lo])
+                parts.setdefault(index, []).append(
+                    _changes_table(
+                        self.tables[index],
+                        position[lo:hi],
+                        seq[lo:hi],
+                        keys[lo:hi],
+                        befores[lo:hi],
+                        afters[lo:hi],
+                    )
+                )
         for name, entries in self.changes.items():
             if entries:
-                table = self.tables[self.index[name]]
-                position, seq, change = zip(*entries, strict=True)
-                _, _, key, before, after = zip(*change, strict=True)
-                changes[self.index[name]] = pa.table(
-                    [
-                        pa.array(position, pa.int64()),
-                        pa.array(seq, pa.int32()),
-                        key_array(table, key),
-                        value_array(table, before),
-                        value_array(table, after),
-                    ],
-                    schema=changes_schema(table),
+                index = self.index[name]
+                position, seq, change = _transposed(entries, 3)
+                _, _, key, before, after = _transposed(change, 5)
+                parts.setdefault(index, []).append(
+                    _changes_table(self.tables[index], position, seq, key, before, after)
                 )
-        results = RESULTS_SCHEMA.empty_table()
+        return {
+            index: pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+            for index, tables in parts.items()
+        }
+
+    def _results(self) -> pa.Table:
+        lists = list(map(_RESULTS, self.applied))
+        flat = list(chain.from_iterable(lists))
+        position: Sequence[int] | np.ndarray
         if self.results:
-            position, seq, result = zip(*self.results, strict=True)
-            stream, _, payload = zip(*result, strict=True)
-            texts = [_flat_json(p) for p in payload]
-            results = pa.table(
-                [
-                    pa.array(position, pa.int64()),
-                    pa.array(seq, pa.int32()),
-                    pa.array(stream, pa.string()),
-                    pa.array(texts, pa.string()),
-                    pa.array(
-                        [
-                            None if text is not None else pickle.dumps(p, PICKLE)
-                            for p, text in zip(payload, texts, strict=True)
-                        ],
-                        pa.binary(),
-                    ),
-                ],
-                schema=RESULTS_SCHEMA,
-            )
+            at, numbered, extra = _transposed(self.results, 3)
+            regular = _numbered(self.applied_at, lists)
+            position = np.concatenate([regular[0], np.asarray(at, np.int64)])
+            seq = np.concatenate([regular[1], np.asarray(numbered, np.int64)])
+            flat.extend(extra)
+        elif flat:
+            position, seq = _numbered(self.applied_at, lists)
+        else:
+            return RESULTS_SCHEMA.empty_table()
+        stream, _, payload = _transposed(flat, 3)
+        texts = _json_texts(payload)
+        return pa.table(
+            [
+                pa.array(position, pa.int64()),
+                pa.array(seq, pa.int32()),
+                pa.array(stream, pa.string()),
+                pa.array(texts, pa.binary()).cast(pa.string()),
+                pa.array(
+                    [
+                        None if text is not None else pickle.dumps(p, PICKLE)
+                        for p, text in zip(payload, texts, strict=True)
+                    ]
+                    if None in texts
+                    else pa.nulls(len(texts), pa.binary()),
+                    pa.binary(),
+                ),
+            ],
+            schema=RESULTS_SCHEMA,
+        )
+
+    def _handed(self, rows: BinRows) -> dict[int, dict[int, pa.Table]]:
         handed: dict[int, dict[int, pa.Table]] = {}
         for slot, entries in self.handoffs.items():
             by_table: dict[int, list[Any]] = {}
@@ -351,38 +433,72 @@ class _Output:
                     {"key": key_array(table, keys), "value": value_array(table, values)},
                     schema=rows_schema(table),
                 )
-        return SlotOutput(
-            _table(self.outcomes, OUTCOMES_SCHEMA),
-            changes,
-            results,
-            _table(self.pending, PENDING_SCHEMA),
-            handed,
-            self.count,
-        )
+        return handed
 
 
-def _flat_json(payload: Any) -> str | None:
-    """A flat object of text, integers, booleans and nulls as JSON (it decodes to an equal
-    object), else None: then it is pickled."""
-    if type(payload) is not dict:
-        return None
-    for key, value in payload.items():
-        kind = type(value)
-        if type(key) is not str or not (
-            kind is str or kind is int or kind is bool or value is None
-        ):
-            return None
+def _numbered(positions: list[int], lists: list[tuple]) -> tuple[np.ndarray, np.ndarray]:
+    """The (position, seq) of each item of `lists` flattened, `lists[i]` at `positions[i]`."""
+    counts = np.fromiter(map(len, lists), np.int64, len(lists))
+    starts = np.cumsum(counts) - counts
+    position = np.repeat(np.asarray(positions, np.int64), counts)
+    seq = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(starts, counts)
+    return position, seq
+
+
+def _changes_table(
+    table: Table,
+    position: Sequence[int] | np.ndarray,
+    seq: Sequence[int] | np.ndarray,
+    key: Sequence[Any],
+    before: Sequence[Any],
+    after: Sequence[Any],
+) -> pa.Table:
+    return pa.table(
+        [
+            pa.array(position, pa.int64()),
+            pa.array(seq, pa.int32()),
+            key_array(table, key),
+            value_array(table, before),
+            value_array(table, after),
+        ],
+        schema=changes_schema(table),
+    )
+
+
+def _json_texts(payloads: Sequence[Any]) -> list[bytes | None]:
+    """Each result payload as JSON text that decodes to an equal value, or None where none
+    does (a tuple, a float that is not finite, an integer beyond 64 bits: then it is
+    pickled). Encoded, decoded and compared for all of them at once, in C; one at a time
+    only when that finds one that does not come back equal."""
     try:
-        return _JSON.encode(payload).decode()
-    except (OverflowError, UnicodeError, msgspec.EncodeError):  # an int beyond 64 bits, say
+        texts: list[bytes | None] = list(map(_JSON.encode, payloads))
+    except (OverflowError, UnicodeError, TypeError, msgspec.EncodeError):
+        pass
+    else:
+        if _JSON_DECODE(b"[" + b",".join(texts) + b"]") == list(payloads):  # type: ignore[arg-type]
+            return texts
+    return [_json_text(p) for p in payloads]
+
+
+def _json_text(payload: Any) -> bytes | None:
+    try:
+        text = _JSON.encode(payload)
+    except (OverflowError, UnicodeError, TypeError, msgspec.EncodeError):
         return None
+    return text if _JSON_DECODE(text) == payload else None
+
+
+def _transposed(rows: Sequence[tuple], width: int) -> list[list[Any]]:
+    """The `width` columns of row tuples. Not `zip(*rows)`: that passes every row as an
+    argument of one call, and cost 3 us per row at 4x10^5 rows, where this costs 0.02."""
+    return [list(map(itemgetter(i), rows)) for i in range(width)]
 
 
 def _table(rows: list[tuple], schema: pa.Schema) -> pa.Table:
     """A table of `schema` from row tuples."""
     if not rows:
         return schema.empty_table()
-    columns = zip(*rows, strict=True)
+    columns = _transposed(rows, len(schema))
     return pa.table(
         [pa.array(c, f.type) for c, f in zip(columns, schema, strict=True)], schema=schema
     )

@@ -439,6 +439,7 @@ def _execute(
         adds = output.where(F.col("kind") == P.PENDING)
         pending = adds if pending is None else pending.unionByName(adds)
         clock.lap("route and round 0" if round_ == 0 else f"round {round_}")
+    collected.extend(_opened(routed.where(F.col("kind") == P.PROFILE)))
     settled: Opened = []
     if pending is not None:
         task = tasks.settle_task(ledger, source)
@@ -459,6 +460,21 @@ def _row_ids(ledger: StreamingLedger, overflowed: pa.Table) -> frozenset[int]:
     return frozenset(found)
 
 
+def _applied(applied: pa.Table, admitted: Admitted) -> pa.Table:
+    """The applied transactions' (position, request_id): the slots name them by position."""
+    position = applied.column("position").to_numpy()
+    runnable = admitted.runnable.column("position").to_numpy()
+    found = np.searchsorted(runnable, position)
+    assert np.all(found < len(runnable)), "every applied position is a runnable one"
+    assert np.array_equal(runnable[found], position), "every applied position is a runnable one"
+    return pa.table(
+        {
+            "position": applied.column("position"),
+            "request_id": admitted.runnable.column("request_id").take(pa.array(found)),
+        }
+    )
+
+
 def _result(
     ledger: StreamingLedger,
     screened: Opened,
@@ -475,7 +491,7 @@ def _result(
         pc.invert(pc.is_in(ended.column("position"), duplicates.column("position")))
     )
     executed = _table(outputs, P.OUTCOMES, EXECUTED_SCHEMA)
-    applied = executed.filter(pc.is_null(executed.column("reason")))
+    applied = _applied(executed.filter(pc.is_null(executed.column("reason"))), admitted)
     failed = executed.filter(pc.is_valid(executed.column("reason")))
     rejections = pa.concat_tables(
         [

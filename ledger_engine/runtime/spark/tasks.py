@@ -144,15 +144,21 @@ def route_task(plan: Broadcast, routes: tuple[int, ...]) -> Task:
     """Stored events (EVENTS parcels) cut into one ROUTED parcel per slot."""
 
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        clock = TaskClock("route")
         routing: RoutingPlan = plan.value
         bins = len(routes)
+        clock.lap("plan")
         for _, _, _, events in P.unpacked(batches):
+            clock.lap("input")
+            clock.items += len(events)
             rows = [
                 (P.ROUTED, slot, routes[slot % bins], 0, P.sealed(table))
                 for slot, table in routed_tables(events, routing)
             ]
+            clock.lap("route")
             if rows:
                 yield P.parcels(rows)
+        yield _profile(clock)
 
     return task
 
