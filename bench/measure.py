@@ -5,7 +5,9 @@
         [--batch-events N]
 
 Approaches: `plain` (a plain Python loop over two dicts, no engine: the floor), `serial` (the
-reference runner), `spark` (`run_spark_columnar` over landed files), `pipeline` (event files
+reference runner), `spark` (`run_spark_columnar` over landed files; `--master standalone[2]`
+on a standalone cluster of two workers started for it, checked against the serial runner),
+`pipeline` (event files
 in, committed and audited in PostgreSQL), `postgres` (PostgreSQL alone, one transaction per
 transfer), `procedure` (PostgreSQL alone, one PL/pgSQL procedure over the COPYed transfers, one
 transaction), and `seed` (the opening deposits that give a pipeline database its starting
@@ -22,6 +24,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import resource
 import threading
 import time
@@ -193,35 +196,55 @@ def _serial(args: argparse.Namespace) -> dict[str, Any]:
 
 def _spark(args: argparse.Namespace) -> dict[str, Any]:
     """`run_spark_columnar` over the workload landed as files (as the `generate` command
-    writes them, outside the measured part), from the opening state in memory."""
+    writes them, outside the measured part), from the opening state in memory.
+
+    `--master standalone[N]` runs it on a Spark standalone cluster of N one-core workers
+    started on this machine for the measurement (`operations.spark_cluster`), and checks the
+    result against the serial runner's (outside the measured part): every event's outcome
+    and every change, in order."""
     import tempfile
 
     from ledger_engine.apps.bank.ledger import build_ledger
+    from ledger_engine.operations.spark_cluster import standalone_cluster
+
+    state = opening_state(args.accounts)
+    ledger = build_ledger()
+    standalone = re.fullmatch(r"standalone\[(\d+)\]", args.master)
+    with tempfile.TemporaryDirectory(dir=args.data_dir) as folder:
+        inbox = Path(folder) / "inbox"
+        inbox.mkdir()
+        _land((t.event() for t in transfers(args.workload, args.size, args.accounts)), inbox, "ev")
+        paths = sorted(inbox.glob("*.jsonl"))
+        if standalone:
+            workers = int(standalone.group(1))
+            with standalone_cluster(Path(folder) / "cluster", workers, memory="2g") as master:
+                measured, result = _spark_run(master, ledger, paths, state)
+            measured["equal_to_serial"] = _equal_to_serial(ledger, args, state, result)
+            return measured
+        return _spark_run(args.master, ledger, paths, state)[0]
+
+
+def _spark_run(master: str, ledger, paths: list[Path], state) -> tuple[dict[str, Any], Any]:
+    """One measured `run_spark_columnar` (after a warm-up run of one file) on `master`."""
     from ledger_engine.runtime.spark.batch import ExecutionOptions
     from ledger_engine.runtime.spark.runner import run_spark_columnar
     from ledger_engine.runtime.spark.session import build_session
 
-    state = opening_state(args.accounts)
-    ledger = build_ledger()
-    with tempfile.TemporaryDirectory(dir=args.data_dir) as folder:
-        inbox = Path(folder)
-        _land((t.event() for t in transfers(args.workload, args.size, args.accounts)), inbox, "ev")
-        paths = sorted(inbox.glob("*.jsonl"))
-        spark = build_session(args.master, driver_memory="8g")
-        try:
-            run_spark_columnar(spark, ledger, paths[:1], state)  # warm the JVM and the workers
-            before = _executor_cpu()
-            started = time.perf_counter()
-            result, profile = run_spark_columnar(
-                spark, ledger, paths, state, options=ExecutionOptions()
-            )
-            seconds = time.perf_counter() - started
-            executors = {k: v - before.get(k, 0.0) for k, v in _executor_cpu().items()}
-            cores = spark.sparkContext.defaultParallelism
-        finally:
-            spark.stop()
+    spark = build_session(master, driver_memory="8g")
+    try:
+        run_spark_columnar(spark, ledger, paths[:1], state)  # warm the JVM and the workers
+        before = _executor_cpu()
+        started = time.perf_counter()
+        result, profile = run_spark_columnar(
+            spark, ledger, paths, state, options=ExecutionOptions()
+        )
+        seconds = time.perf_counter() - started
+        executors = {k: v - before.get(k, 0.0) for k, v in _executor_cpu().items()}
+        cores = spark.sparkContext.defaultParallelism
+    finally:
+        spark.stop()
     events = max(profile.events, 1)
-    return {
+    measured = {
         "seconds": seconds,
         "applied": result.applied_count,
         "rounds": profile.rounds,
@@ -234,6 +257,28 @@ def _spark(args: argparse.Namespace) -> dict[str, Any]:
         "executor_cores_busy": sum(executors.values()) / seconds / cores,
         "tasks": profile.tasks,
     }
+    return measured, result
+
+
+def _equal_to_serial(ledger, args: argparse.Namespace, state, result) -> bool:
+    """Whether `result` (a `ColumnarRunResult`) gives every event the serial runner's outcome
+    and makes the serial runner's changes, in batch order."""
+    from ledger_engine import run_serial
+
+    events = [t.event() for t in transfers(args.workload, args.size, args.accounts)]
+    serial = run_serial(ledger, events, state)
+    if result.outcomes.column("status").to_pylist() != [o.status for o in serial.outcomes]:
+        return False
+    ours = []
+    for name, changes in result.changes.items():
+        for position, seq, key, before, after in zip(
+            *(changes.column(c).to_pylist() for c in ("position", "seq", "key", "before", "after")),
+            strict=True,
+        ):
+            ours.append((position, seq, name, key, before, after))
+    ours.sort(key=lambda c: (c[0], c[1]))
+    theirs = [(c.table, c.key, c.before, c.after) for c in serial.changes]
+    return [c[2:] for c in ours] == theirs
 
 
 def _executor_cpu() -> dict[str, float]:

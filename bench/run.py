@@ -9,7 +9,9 @@ For every workload (`bench/workloads.py`) and size, on the same generated events
    `bench/plain.py`);
 2. `serial`: the serial reference runner;
 3. `spark`: `run_spark_columnar` over the events landed as files, from the opening state in
-   memory (no PostgreSQL), on `local[1]` and `local[2]`;
+   memory (no PostgreSQL), on `local[1]` and `local[2]`, and on a standalone cluster of a
+   master and two one-core workers started on this machine (`spark-cluster`, its result
+   checked against the serial runner's);
 4. `pipeline`: the whole pipeline, event files in, committed and audited in PostgreSQL, on
    `local[1]` and `local[2]`;
 5. `postgres`: PostgreSQL alone, the same transfers as SERIALIZABLE transactions from 1 and
@@ -65,6 +67,8 @@ VARIANTS: list[tuple[str, str, dict[str, str]]] = [
     ("serial", "serial", {}),
     ("spark-1", "spark", {"--master": "local[1]"}),
     ("spark-2", "spark", {"--master": "local[2]"}),
+    # A standalone master and two one-core workers on this machine, checked against serial.
+    ("spark-cluster", "spark", {"--master": "standalone[2]"}),
     ("pipeline-1", "pipeline", {"--master": "local[1]"}),
     ("pipeline-2", "pipeline", {"--master": "local[2]"}),
     ("postgres-1", "postgres", {"--clients": "1"}),
@@ -179,6 +183,7 @@ def ratios(rows: dict[tuple[str, int], dict[str, dict[str, Any]]]) -> list[dict[
             "serial cost / plain": ratio("plain", "serial"),
             "spark-2 / serial": ratio("spark-2", "serial"),
             "spark-2 / spark-1": ratio("spark-2", "spark-1"),
+            "spark-cluster / serial": ratio("spark-cluster", "serial"),
             "pipeline-2 / pipeline-1": ratio("pipeline-2", "pipeline-1"),
             "postgres-8 / postgres-1": ratio("postgres-8", "postgres-1"),
         }
@@ -238,6 +243,9 @@ def markdown(results: list[dict[str, Any]], comparisons: list[dict[str, Any]], m
         lines.append("")
         driver = ", ".join(f"{k} {v:.1f} s" for k, v in r.get("driver_seconds", {}).items())
         lines.append(f"- driver: {driver}")
+        if "equal_to_serial" in r:
+            verdict = "equal to" if r["equal_to_serial"] else "**differs from**"
+            lines.append(f"- {verdict} the serial runner's result (every outcome and change)")
         if "driver_cpu_us_per_event" in r:
             cpu = ", ".join(f"{k} {v:.2f} s" for k, v in r["driver_cpu"].items())
             executors = ", ".join(f"{k} {v:.1f} s" for k, v in r["executor_cpu"].items())

@@ -5,112 +5,30 @@ the workers receive from the platform."""
 
 from __future__ import annotations
 
-import json
 import os
 import pickle
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-import pyspark
 import pytest
 from cluster_job import EVENTS, MULTI_MODULE_EVENTS, OPTIONS, USER_APP, USER_EVENTS
 
 from ledger_engine import run_serial, run_spark
 from ledger_engine.apps import load_ledger
 from ledger_engine.apps.bank.ledger import build_ledger
+from ledger_engine.operations.spark_cluster import standalone_cluster
 from tests.support.user_apps import Layout, user_app_events, write_user_app
 
-SPARK_HOME = Path(pyspark.__file__).parent
 PROJECT = Path(__file__).parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for(condition, what: str, timeout: float = 90.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if condition():
-                return
-        except OSError:
-            pass
-        time.sleep(0.5)
-    raise TimeoutError(f"timed out waiting for {what}")
-
-
-def alive_workers(ui_port: int) -> int:
-    with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json", timeout=2) as response:
-        return json.load(response)["aliveworkers"]
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory) -> Iterator[str]:
     """A standalone master and two one-core workers; yields the master URL."""
-    home = tmp_path_factory.mktemp("spark-cluster")
-    env = {
-        **os.environ,
-        "SPARK_HOME": str(SPARK_HOME),
-        "SPARK_LOCAL_IP": "127.0.0.1",
-        "PYSPARK_PYTHON": sys.executable,
-        "SPARK_LOG_DIR": str(home / "logs"),
-    }
-    port, ui_port = free_port(), free_port()
-    spark_class = str(SPARK_HOME / "bin" / "spark-class")
-    started: list[subprocess.Popen] = []
-
-    def start(name: str, *args: str) -> None:
-        log = open(home / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
-        started.append(
-            subprocess.Popen([spark_class, *args], env=env, stdout=log, stderr=subprocess.STDOUT)
-        )
-
-    try:
-        start(
-            "master",
-            "org.apache.spark.deploy.master.Master",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--webui-port",
-            str(ui_port),
-        )
-        wait_for(lambda: alive_workers(ui_port) == 0, "the master")
-        for n in (1, 2):
-            start(
-                f"worker-{n}",
-                "org.apache.spark.deploy.worker.Worker",
-                f"spark://127.0.0.1:{port}",
-                "--host",
-                "127.0.0.1",
-                "--cores",
-                "1",
-                "--memory",
-                "1g",
-                "--webui-port",
-                str(free_port()),
-                "--work-dir",
-                str(home / f"work-{n}"),
-            )
-        wait_for(lambda: alive_workers(ui_port) == 2, "two workers")
-        yield f"spark://127.0.0.1:{port}"
-    finally:
-        for process in reversed(started):
-            process.terminate()
-        for process in started:
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
+    with standalone_cluster(tmp_path_factory.mktemp("spark-cluster"), workers=2) as master:
+        yield master
 
 
 def test_a_batch_on_a_two_worker_cluster_equals_local_two(cluster: str, spark, tmp_path) -> None:
