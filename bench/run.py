@@ -233,6 +233,7 @@ def markdown(results: list[dict[str, Any]], comparisons: list[dict[str, Any]], m
             for k in columns
         ]
         lines.append(f"| {c['workload']} | {c['size']:,} | " + " | ".join(cells) + " |")
+    lines += scale_on_paper(results)
     lines += ["", "## Where the time goes", ""]
     largest = max((r["size"] for r in results), default=0)
     lines += cpu_table([r for r in results if r["size"] == largest])
@@ -286,6 +287,72 @@ def markdown(results: list[dict[str, Any]], comparisons: list[dict[str, Any]], m
         )
         lines.append("")
     return "\n".join(lines) + "\n"
+
+
+# Executor cores the projection is made for, and the database server's cores it assumes.
+PROJECTED_CORES = (2, 4, 16, 64)
+SERVER_CORES = 2
+
+
+def scale_on_paper(results: list[dict[str, Any]]) -> list[str]:
+    """Markdown lines: the throughput projected for more executor cores from this run's
+    measured parts, per uniform measurement of `spark-2` at the largest size.
+
+    Three parts, each a cap on transactions per second: the executors' CPU per event (JVM
+    and Python workers), which spreads over their cores; the driver's CPU per event, which
+    does not; and, for the pipeline, PostgreSQL's CPU per committed event (commit and batch
+    audit, from `pipeline-2`'s server processes), on a server of `SERVER_CORES` cores. The
+    projection is the smallest cap: it assumes the per-event costs stay as measured (no
+    network, a driver on a core of its own), so it is a ceiling, not a forecast.
+    """
+    largest = max((r["size"] for r in results), default=0)
+    found = {
+        r["variant"]: r
+        for r in results
+        if r["size"] == largest
+        and r["workload"] == "uniform"
+        and r["variant"] in ("spark-2", "pipeline-2")
+    }
+    spark = found.get("spark-2")
+    if not spark or "executor_cpu_us_per_event" not in spark:
+        return []
+    executor_us = spark["executor_cpu_us_per_event"]
+    driver_us = spark["driver_cpu_us_per_event"]
+    pipeline = found.get("pipeline-2")
+    commit_us = None
+    if pipeline and pipeline.get("applied"):
+        backends = pipeline.get("cpu_seconds", {}).get("PostgreSQL backends")
+        commit_us = backends * 1e6 / pipeline["applied"] if backends else None
+    lines = [
+        "",
+        f"## Scale on paper (uniform, {largest:,} events)",
+        "",
+        f"From this run: executors {executor_us:.1f} us of CPU per event, driver"
+        f" {driver_us:.2f} us per event"
+        + (
+            f", PostgreSQL {commit_us:.0f} us per committed event (a server of"
+            f" {SERVER_CORES} cores)"
+            if commit_us
+            else ""
+        )
+        + ". Each caps the throughput; the smallest limits (the pipeline's execution taken as"
+        " `run_spark`'s).",
+        "",
+        "| executor cores | executors' cap | driver's cap | `run_spark` | pipeline |",
+        "| ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for cores in PROJECTED_CORES:
+        caps = {"executors": cores * 1e6 / executor_us, "driver": 1e6 / driver_us}
+        spark_cap = min(caps.items(), key=lambda c: c[1])
+        if commit_us:
+            caps["PostgreSQL"] = SERVER_CORES * 1e6 / commit_us
+        pipeline_cap = min(caps.items(), key=lambda c: c[1])
+        lines.append(
+            f"| {cores} | {caps['executors']:,.0f} | {caps['driver']:,.0f} |"
+            f" {spark_cap[1]:,.0f} ({spark_cap[0]}) |"
+            + (f" {pipeline_cap[1]:,.0f} ({pipeline_cap[0]}) |" if commit_us else " |")
+        )
+    return lines
 
 
 def cpu_table(results: list[dict[str, Any]]) -> list[str]:
