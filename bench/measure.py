@@ -358,6 +358,7 @@ def _pipeline(args: argparse.Namespace) -> dict[str, Any]:
             "events": b.ingested,
             "rounds": b.rounds,
             "execute_seconds": round(b.execute_seconds, 3),
+            "execute_driver_cpu": round(b.execute_cpu_seconds, 3),
             "commit_seconds": round(b.commit_seconds, 3),
             "audit_seconds": round(audit, 3),
         }
@@ -369,6 +370,11 @@ def _pipeline(args: argparse.Namespace) -> dict[str, Any]:
         "audit_parts": _summed(audit_parts),
         "applied": report.total("applied"),
         "batches": batches,
+        "execute_seconds": sum(b.execute_seconds for b in report.batches),
+        # The driver's CPU per event while the batches executed (their commits left out).
+        "execute_driver_cpu_us_per_event": sum(b.execute_cpu_seconds for b in report.batches)
+        * 1e6
+        / max(sum(b.ingested for b in report.batches), 1),
         "driver_seconds": _summed(b.seconds for b in report.batches),
         "tasks": _merged_tasks(b.tasks for b in report.batches),
         "report": pages[-1] if pages else None,

@@ -256,6 +256,14 @@ def markdown(results: list[dict[str, Any]], comparisons: list[dict[str, Any]], m
                 f"- executors' CPU: {r['executor_cpu_us_per_event']:.1f} us per event"
                 f" ({executors}); {r['executor_cores_busy']:.0%} of their cores busy",
             ]
+        if "execute_driver_cpu_us_per_event" in r:
+            batches = r.get("batches") or [{}]
+            lines.append(
+                f"- execution (files in, batch executed, before the commit):"
+                f" {r['execute_seconds']:.1f} s in all, {r['execute_seconds'] / len(batches):.1f}"
+                f" s per batch; the driver's CPU {r['execute_driver_cpu_us_per_event']:.2f} us"
+                " per event"
+            )
         if "audit_seconds" in r:
             lines.append(f"- batch audits after every batch: {r['audit_seconds']:.1f} s in all")
             parts = ", ".join(f"{k} {v:.1f} s" for k, v in r.get("audit_parts", {}).items())

@@ -71,6 +71,8 @@ class BatchSummary:
     commit_seconds: float
     rounds: int = 0
     replans: int = 0
+    # The driver's CPU seconds (this process) while the batch executed, before its commit.
+    execute_cpu_seconds: float = 0.0
     # Where the time went: driver steps of execution and commit, and the Spark tasks' profile.
     seconds: dict[str, float] = field(default_factory=dict)
     tasks: dict[str, Any] = field(default_factory=dict)
@@ -150,12 +152,12 @@ class BatchProcessor:
 
     def process(self, batch_id: int, frame: DataFrame) -> BatchSummary:
         """Execute and commit one micro-batch of landed files (`frame`: path, content)."""
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.process_time()
         staged, run = self.stage(batch_id, frame)
         if staged is None:
             return BatchSummary(batch_id, False, 0, 0, 0, 0, 0, time.perf_counter() - started, 0)
         self.faults.reach(AFTER_STAGING, batch_id)
-        executed = time.perf_counter()
+        executed, executed_cpu = time.perf_counter(), time.process_time()
         try:
             self.lease.confirm()
             report = commit_staged(
@@ -181,6 +183,7 @@ class BatchProcessor:
             commit_seconds=time.perf_counter() - executed,
             rounds=run.schedule.rounds if run is not None else 0,
             replans=run.replans if run is not None else 0,
+            execute_cpu_seconds=executed_cpu - started_cpu,
             seconds={
                 **{f"execute: {k}": v for k, v in (run.seconds if run else {}).items()},
                 **{f"commit: {k}": v for k, v in report.seconds.items()},
