@@ -30,7 +30,13 @@ from psycopg2 import sql
 from pyarrow import csv
 
 from ledger_engine.core.admission import valid_request_id
-from ledger_engine.core.records import Change, Event, canonical_json, plain_canonical_bytes
+from ledger_engine.core.records import (
+    Change,
+    Event,
+    Result,
+    canonical_json,
+    plain_canonical_bytes,
+)
 from ledger_engine.core.storable import json_problem, key_text, plain_json, storable_text
 from ledger_engine.store.lease import check_fence
 from ledger_engine.store.sql_files import statement
@@ -144,6 +150,13 @@ def json_of(value: Any) -> str | None:
     if type(value) is int:  # the common case: a balance
         return str(value)
     return _canonical_text(value)
+
+
+def result_row(position: int, seq: int, result: Result) -> tuple[Any, ...]:
+    """A `ledger_results` row. A result's payload is any JSON value, `null` included: it is
+    JSON's null, never SQL's NULL (`json_of` keeps NULL for an absent row's value)."""
+    payload = "null" if result.payload is None else json_of(result.payload)
+    return (position, seq, result.stream, result.request_id, payload)
 
 
 def payload_of(event: Event | None) -> str | None:

@@ -109,6 +109,8 @@ def interpret(event: dict[str, Any], ctx, **rows) -> None:
             rows[op[1]].delete()
         elif name == "emit":
             ctx.emit({"total": total, "tag": op[1]})
+        elif name == "emit_shape":
+            ctx.emit(RESULT_SHAPES[op[1]])
         elif name == "abort":
             ctx.abort(f"aborted at total {total}")
         elif name == "raise":
@@ -263,12 +265,28 @@ def _breaking(name: str) -> st.SearchStrategy[list]:
     )
 
 
+# Results of other shapes than a flat object of text and integers, which a runner must give
+# back equal: nested, a tuple, floats, an integer beyond int64, text beyond ASCII, scalars.
+RESULT_SHAPES: tuple[Any, ...] = (
+    {"nested": {"list": [1, "a", None, True], "deeper": {"x": -1}}},
+    {"pair": (1, 2)},
+    {"ratio": 0.1, "whole": 2.0, "tiny": -5e-324},
+    {"big": 2**70, "small": -(2**64)},
+    {"text": "été ✓"},
+    [1, 2.5, "x"],
+    "just text",
+    12,
+    None,
+)
+
+
 def operations(bindings: tuple[BindingSpec, ...]) -> st.SearchStrategy[list]:
     """A transaction's program: mostly operations its bindings allow, in any order, with an
     emit or a conditional abort here and there, and rarely an abort, an exception or a
     violation."""
     choices: list[st.SearchStrategy[list]] = [
         st.just(["emit", "x"]),
+        st.integers(0, len(RESULT_SHAPES) - 1).map(lambda i: ["emit_shape", i]),
         st.just(["abort_if_negative"]),
     ]
     for i, binding in enumerate(bindings):

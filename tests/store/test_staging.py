@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy import Engine
 
 from ledger_engine.apps.bank.ledger import build_ledger
+from ledger_engine.core.records import Result
 from ledger_engine.errors import CommitRefused
 from ledger_engine.pipeline.job import BatchProcessor, files_frame
 from ledger_engine.store.commit import StagedBatch, commit_staged
@@ -25,6 +26,7 @@ from ledger_engine.store.staging import (
     Stager,
     copy_statement,
     net_row,
+    result_row,
 )
 from tests.support.database import rows
 
@@ -83,6 +85,35 @@ def test_text_bytes_and_nulls_survive_the_journal_exactly(engine: Engine, lease:
         (v, None, v, v.encode() + b"\x00\xff") for v in HOSTILE
     ]
     assert payloads == [(v,) for v in HOSTILE]
+
+
+RESULT_PAYLOADS = [None, 0, -7, "text", True, [1, "a", None], {"nested": {"x": [None]}}]
+
+
+def test_a_result_of_any_json_value_null_included_is_stored_as_that_value(
+    engine: Engine, lease: RunLease
+) -> None:
+    stager = Stager(dsn(engine), 7, "test:0", lease.epoch)
+    for position, payload in enumerate(RESULT_PAYLOADS):
+        stager.add("ledger_results", result_row(position, 0, Result("s", f"r{position}", payload)))
+    part = stager.commit()
+    conn = engine.raw_connection()
+    try:  # written as the commit writes it, then rolled back
+        with conn.cursor() as cursor:
+            for table, data in unpacked(part).items():
+                statement = copy_statement(table, ["batch_id", *JOURNAL_COLUMNS[table]])
+                cursor.copy_expert(statement.as_string(cursor), io.BytesIO(data))
+            cursor.execute(
+                "SELECT payload IS NULL, jsonb_typeof(payload), payload FROM ledger_results"
+                " WHERE batch_id = 7 ORDER BY position"
+            )
+            stored = cursor.fetchall()
+    finally:
+        conn.rollback()
+        conn.close()
+    assert [sql_null for sql_null, _, _ in stored] == [False] * len(RESULT_PAYLOADS)
+    assert stored[0][1] == "null", "a null result is JSON's null"
+    assert [payload for _, _, payload in stored] == RESULT_PAYLOADS
 
 
 def test_a_task_staging_its_slot_again_replaces_its_earlier_attempt(

@@ -30,7 +30,7 @@ from ledger_engine.store.commit import CommitReport, StagedBatch, commit_staged
 from ledger_engine.store.database import libpq_url
 from ledger_engine.store.lease import run_lease
 from ledger_engine.store.merkle import MODULUS, bucket_deltas
-from ledger_engine.store.staging import Stager, change_row, event_row, json_of
+from ledger_engine.store.staging import Stager, change_row, event_row, result_row
 
 Files = Sequence[tuple[str, bytes]]
 
@@ -75,16 +75,7 @@ class SerialCommits:
                         change.after
                     )
                 for seq, result in enumerate(end.results):
-                    stager.add(
-                        "ledger_results",
-                        (
-                            line.position,
-                            seq,
-                            result.stream,
-                            result.request_id,
-                            json_of(result.payload),
-                        ),
-                    )
+                    stager.add("ledger_results", result_row(line.position, seq, result))
             staged = StagedBatch(
                 batch_id=batch_id,
                 ledger=self.ledger.name,

@@ -42,9 +42,9 @@ from ledger_engine.store.staging import (
     change_row,
     clean_text,
     event_row,
-    json_of,
     net_row,
     rejection_row,
+    result_row,
 )
 
 # A batch's keys travel as one array value in PostgreSQL's input form, cast by the key type:
@@ -241,16 +241,7 @@ class PostgresSink:
                 if not isinstance(change, PendingAdd):  # staged once settled
                     stager.add("ledger_change_log", change_row(item.position, seq, change))
             for seq, result in enumerate(outcome.results):
-                stager.add(
-                    "ledger_results",
-                    (
-                        item.position,
-                        seq,
-                        result.stream,
-                        result.request_id,
-                        json_of(result.payload),
-                    ),
-                )
+                stager.add("ledger_results", result_row(item.position, seq, result))
         return iter(())
 
     def round_done(
