@@ -16,7 +16,8 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -123,26 +124,98 @@ def run_dag_runner(
     return json.loads(out.read_text(encoding="utf-8"))
 
 
-def run_dag_sequence(
-    runs: list[dict[str, Any]], env: dict[str, str], workdir: Path, name: str
-) -> list[dict[str, Any]]:
-    """Run `dag_runner.py sequence`: whole DAG runs (`{"name": ..., "dag_id": ..., "env":
-    {...}}`, each with its own settings over `env`) one after the other in one process, whose
-    start-up and Spark JVM they share; what each run gave, in order. The process's log is
-    `<name>.log`, each run's part of it `<its name>.log`, both in `workdir`."""
-    out, log_path = workdir / f"{name}.json", workdir / f"{name}.log"
-    run_logged(
-        [sys.executable, str(RUNNER), "sequence", str(DAGS_FOLDER), str(out), json.dumps(runs)],
-        env,
-        log_path,
-        cwd=workdir,
-    )
-    text = log_path.read_text(encoding="utf-8", errors="replace")
-    # What comes before the first run's mark is the process's start-up.
-    parts = re.split(rf"^{re.escape(RUN_MARK)}\d+: .*$", text, flags=re.MULTILINE)[1:]
-    for run, part in zip(runs, parts, strict=True):
-        (workdir / f"{run['name']}.log").write_text(part, encoding="utf-8")
-    return json.loads(out.read_text(encoding="utf-8"))
+# The `dag_sequence` fixture: (runs, env, workdir, name) -> what each run gave, in order.
+Sequence = Callable[[list[dict[str, Any]], dict[str, str], Path, str], list[dict[str, Any]]]
+
+
+class DagRunServer:
+    """`dag_runner.py serve` in a process of its own for the test session: whole DAG runs
+    (`{"name": ..., "dag_id": ..., "env": {...}}`, each with its own settings over the
+    environment a test gives) run one after the other in it, as a worker runs one task after
+    another. The session's runs share its start-up (Python, Airflow) and its Spark JVM: every
+    run after the first starts its Spark session on the JVM the first one started.
+
+    Its output goes to one log; a sequence's part of it is copied to `<name>.log` in the
+    test's folder, each run's part to `<its name>.log`."""
+
+    def __init__(self, env: dict[str, str], workdir: Path) -> None:
+        self.env = env
+        self.log_path = workdir / "dag-runs.log"
+        with self.log_path.open("wb") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "-u", str(RUNNER), "serve", str(DAGS_FOLDER)],
+                env=env,
+                cwd=workdir,
+                stdin=subprocess.PIPE,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
+
+    def sequence(
+        self, runs: list[dict[str, Any]], env: dict[str, str], workdir: Path, name: str
+    ) -> list[dict[str, Any]]:
+        """Run `runs` with `env` under each one's own; what each run gave, in order."""
+        # Airflow read its configuration once, as the process started: a sequence may change
+        # every other setting, not that.
+        airflow = {k: v for k, v in env.items() if k.startswith(("AIRFLOW", "_AIRFLOW"))}
+        assert airflow == {
+            k: v for k, v in self.env.items() if k.startswith(("AIRFLOW", "_AIRFLOW"))
+        }, "a DAG run with another Airflow configuration than the session's"
+        out, log_path = workdir / f"{name}.json", workdir / f"{name}.log"
+        start = self.log_path.stat().st_size
+        request = {"out": str(out), "env": env, "runs": runs}
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        deadline = time.monotonic() + SUBPROCESS_TIMEOUT
+        while not out.exists():
+            ended = self.process.poll()
+            if ended is not None or time.monotonic() > deadline:
+                tail = self._log_since(start)[-10000:]
+                state = f"exited {ended}" if ended is not None else "timed out"
+                pytest.fail(f"dag_runner.py serve {state} during {name}:\n{tail}")
+            time.sleep(0.2)
+        text = self._log_since(start)
+        log_path.write_text(text, encoding="utf-8")
+        answer = json.loads(out.read_text(encoding="utf-8"))
+        if "error" in answer:
+            tail = "\n".join(text.splitlines()[-60:])
+            pytest.fail(f"{name}: {answer['error']}; end of {log_path}:\n{tail}")
+        # What comes before the first run's mark is the end of earlier output.
+        parts = re.split(rf"^{re.escape(RUN_MARK)}\d+: .*$", text, flags=re.MULTILINE)[1:]
+        for run, part in zip(runs, parts, strict=True):
+            (workdir / f"{run['name']}.log").write_text(part, encoding="utf-8")
+        return answer["runs"]
+
+    def _log_since(self, offset: int) -> str:
+        with self.log_path.open("rb") as log:
+            log.seek(offset)
+            return log.read().decode("utf-8", errors="replace")
+
+    def close(self) -> None:
+        """Let the process end (its input closed), killing it if it does not."""
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+@pytest.fixture(scope="session")
+def dag_sequence(
+    airflow_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Sequence]:
+    """`sequence(runs, env, workdir, name)`: whole DAG runs, one after the other, in the
+    session's one DAG-running process (`DagRunServer`); what each run gave, in order. Each
+    run's log is `<its name>.log` in `workdir`, the sequence's `<name>.log`."""
+    server = DagRunServer(airflow_env, tmp_path_factory.mktemp("dag_runs"))
+    try:
+        yield server.sequence
+    finally:
+        server.close()
 
 
 # The `dag_runner` fixture: (mode, env, workdir, name[, dag_id]) -> the JSON that

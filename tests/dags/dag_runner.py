@@ -15,6 +15,13 @@ process.
         run after the first starts its Spark session on the JVM the first one started, which
         saves a start-up and a cold JVM per run. Writes the list of the runs' results; a line
         `dag_runner: run <n>: <dag_id>` in the output marks where each run's log starts.
+    python -u dag_runner.py serve DAGS_FOLDER
+        `sequence` for every request read from standard input, one JSON line each, until it
+        closes: `{"out": OUT.json, "env": {...}, "runs": RUNS}`, each run with exactly `env`
+        and its own `env` over it. Writes `{"runs": [...]}`, or `{"error": ...}` when a run
+        raised, to OUT.json once the runs' output is written (whole: renamed into place). The
+        test session's DAG runs share one start-up and one Spark JVM this way, as a worker's
+        tasks do (tests/dags/conftest.py, `dag_sequence`).
 
 Exits 0 once the JSON is written, whatever the DAG run's outcome: the test judges it.
 """
@@ -24,6 +31,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import traceback
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -133,9 +141,12 @@ def run(dags_folder: Path, dag_id: str) -> dict[str, Any]:
 RUN_MARK = "dag_runner: run "
 
 
-def run_sequence(dags_folder: Path, runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """`run` for each of `runs` in turn, each with its own settings over the starting ones."""
-    starting = dict(os.environ)
+def run_sequence(
+    dags_folder: Path, runs: list[dict[str, Any]], base: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """`run` for each of `runs` in turn, each with its own settings over `base` (by default
+    the environment this process started with)."""
+    starting = dict(os.environ) if base is None else base
     results = []
     for n, each in enumerate(runs):
         os.environ.clear()
@@ -145,8 +156,32 @@ def run_sequence(dags_folder: Path, runs: list[dict[str, Any]]) -> list[dict[str
     return results
 
 
+def serve(dags_folder: Path) -> None:
+    """Run the sequence of each request on standard input (see the module's docstring)."""
+    for line in sys.stdin:
+        request = json.loads(line)
+        try:
+            result: dict[str, Any] = {
+                "runs": run_sequence(dags_folder, request["runs"], request["env"])
+            }
+        except (Exception, SystemExit) as failed:  # the test that asked fails; others go on
+            traceback.print_exc()
+            result = {"error": f"{type(failed).__name__}: {failed}"}
+        # Everything the runs wrote is in the log before the answer says they are done.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        out = Path(request["out"])
+        partial = out.with_name(out.name + ".partial")
+        partial.write_text(json.dumps(result, indent=2, default=str), encoding="utf-8")
+        partial.replace(out)
+
+
 def main(argv: list[str]) -> int:
-    mode, dags_folder, out = argv[0], Path(argv[1]), Path(argv[2])
+    mode, dags_folder = argv[0], Path(argv[1])
+    if mode == "serve":
+        serve(dags_folder)
+        return 0
+    out = Path(argv[2])
     if mode == "parse":
         result = parse(dags_folder)
     elif mode == "test":

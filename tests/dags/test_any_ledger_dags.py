@@ -3,9 +3,10 @@ module) and a ledger drawn by the hypothesis app generator under hostile names, 
 one database, each through `ledger_pipeline` (its micro-batches checked against `run_serial`,
 its batch audit and report) and then `ledger_replay` (the replay and the full audit).
 
-The four runs go one after the other in one process (`dag_runner.py sequence`), as a worker
-runs one task after another: every run after the first starts its Spark session on the JVM
-the first started, instead of paying a process's start-up and a cold JVM each."""
+The four runs go one after the other in the session's one DAG-running process (`dag_sequence`,
+tests/dags/conftest.py), as a worker runs one task after another: every run starts its Spark
+session on the JVM the first run of the session started, instead of paying a process's
+start-up and a cold JVM each."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from ledger_engine.core.records import Event
 from ledger_engine.pipeline.inbox import write_event_files
 from ledger_engine.store.database import connect, ledger_url
 from ledger_engine.store.state import snapshot_rows
-from tests.dags.conftest import run_dag_sequence
+from tests.dags.conftest import Sequence
 
 TESTS = Path(__file__).parents[1]
 APPS = {
@@ -57,6 +58,7 @@ class Landed:
 @pytest.fixture(scope="module")
 def landed(
     airflow_env: dict[str, str],
+    dag_sequence: Sequence,
     ledger_database_url: str,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, Landed]:
@@ -84,7 +86,7 @@ def landed(
             {"name": f"pipeline-{n}", "dag_id": "ledger_pipeline", "env": app_env},
             {"name": f"replay-{n}", "dag_id": "ledger_replay", "env": app_env},
         ]
-    done = run_dag_sequence(runs, env, workdir, "runs")
+    done = dag_sequence(runs, env, workdir, "runs")
     return {
         app: Landed(ledger, events, pipeline=done[2 * n], replay=done[2 * n + 1])
         for n, (app, (ledger, events)) in enumerate(ledgers.items())

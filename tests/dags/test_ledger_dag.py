@@ -4,8 +4,9 @@ every check passed), and fail visibly when a run's batches carry on from a balan
 behind the engine's back.
 
 Each Airflow call runs in a subprocess (`dag_runner.py`) with an isolated AIRFLOW_HOME and the
-`LEDGER_*` settings of the test: see conftest.py. The first run and the run of a ledger whose
-micro-batches fail go one after the other in one such process (they share its start-up).
+`LEDGER_*` settings of the test: see conftest.py. The whole runs (the first, the run of a
+ledger whose micro-batches fail, the run after a balance changed) go one after the other in
+the session's one DAG-running process (`dag_sequence`: they share its start-up and its JVM).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from tests.dags.conftest import (
     LOG_RECORD,
     PIPELINE_TASKS,
     Runner,
-    run_dag_sequence,
+    Sequence,
     task_log_lines,
 )
 from tests.support.html_page import read_page
@@ -105,11 +106,12 @@ class Ledger:
     workdir: Path
     data_dir: Path
     engine: Engine
-    runner: Runner
+    sequence: Sequence
 
     def run_dag(self, name: str) -> dict[str, Any]:
         """One whole DAG run with `dag.test()`; its log is `<workdir>/<name>.log`."""
-        return self.runner("test", self.env, self.workdir, name)
+        run = {"name": name, "dag_id": DAG_ID, "env": {}}
+        return self.sequence([run], self.env, self.workdir, f"{name}-sequence")[0]
 
     def log_tail(self, name: str, lines: int = 80) -> str:
         """The end of a run's log, to show with a failed assertion."""
@@ -125,7 +127,7 @@ class Ledger:
 
 
 def make_ledger(
-    runner: Runner, airflow_env: dict[str, str], database_url: str, workdir: Path, **env: str
+    sequence: Sequence, airflow_env: dict[str, str], database_url: str, workdir: Path, **env: str
 ) -> Ledger:
     """A ledger on `database_url` with a generated bank workload landed in its inbox; `env`
     overrides its `LEDGER_*` settings."""
@@ -139,19 +141,19 @@ def make_ledger(
     events = generate_events(EVENTS, accounts=ACCOUNTS, seed=11)
     write_event_files(events, data_dir / "inbox", events_per_file=EVENTS_PER_FILE)
     engine = connect(ledger_url(database_url, build_ledger()))  # the bank's schema
-    return Ledger(airflow_env | settings | env, workdir, data_dir, engine, runner)
+    return Ledger(airflow_env | settings | env, workdir, data_dir, engine, sequence)
 
 
 @pytest.fixture(scope="module")
 def ledger(
-    dag_runner: Runner,
+    dag_sequence: Sequence,
     airflow_env: dict[str, str],
     ledger_database_url: str,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Ledger]:
     """A fresh database and data folder with a generated bank workload landed in the inbox."""
     workdir = tmp_path_factory.mktemp("ledger_dag")
-    ledger = make_ledger(dag_runner, airflow_env, ledger_database_url, workdir)
+    ledger = make_ledger(dag_sequence, airflow_env, ledger_database_url, workdir)
     try:
         yield ledger
     finally:
@@ -160,7 +162,7 @@ def ledger(
 
 @pytest.fixture(scope="module")
 def broken(
-    dag_runner: Runner,
+    dag_sequence: Sequence,
     airflow_env: dict[str, str],
     module_make_database_url: Callable[..., str],
     tmp_path_factory: pytest.TempPathFactory,
@@ -169,7 +171,7 @@ def broken(
     fails at once."""
     workdir = tmp_path_factory.mktemp("broken_ledger_dag")
     url = module_make_database_url(migrated=False)
-    ledger = make_ledger(dag_runner, airflow_env, url, workdir, LEDGER_SPARK_MASTER="bogus://x")
+    ledger = make_ledger(dag_sequence, airflow_env, url, workdir, LEDGER_SPARK_MASTER="bogus://x")
     try:
         yield ledger
     finally:
@@ -179,9 +181,9 @@ def broken(
 @pytest.fixture(scope="module")
 def runs(ledger: Ledger, broken: Ledger, airflow_env: dict[str, str]) -> dict[str, Any]:
     """The DAG's first run over the landed workload ("first-run") and a run of the broken
-    ledger ("broken-run"), one after the other in one process (`run_dag_sequence`); each
-    run's log is `<its name>.log` in its ledger's workdir."""
-    done = run_dag_sequence(
+    ledger ("broken-run"), one after the other (`dag_sequence`); each run's log is
+    `<its name>.log` in its ledger's workdir."""
+    done = ledger.sequence(
         [
             {"name": "first-run", "dag_id": DAG_ID, "env": ledger.env},
             {"name": "broken-run", "dag_id": DAG_ID, "env": broken.env},

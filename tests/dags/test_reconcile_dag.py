@@ -14,8 +14,6 @@ settings of the test: see conftest.py.
 from __future__ import annotations
 
 import html
-import json
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
@@ -34,12 +32,10 @@ from ledger_engine.reconcile.matching import (
 from ledger_engine.reconcile.sources import Sources, load_sources
 from ledger_engine.store.database import connect
 from tests.dags.conftest import (
-    DAGS_FOLDER,
     REPO_ROOT,
-    RUNNER,
     TRIGGER_WATCH,
+    Sequence,
     python_json,
-    run_logged,
     schedule_of,
 )
 from tests.support.bank import deposit
@@ -190,21 +186,6 @@ reference = { similarity = 1.0 }
 date = { window_days = 1 }
 """
 
-# Whole runs one after the other in one process (`dag_runner.run` for each), so that each
-# starts its Spark session on the JVM the first started; each run's tasks read the settings
-# changed for it (argv[4], a JSON list of the `LEDGER_*` settings each run changes).
-RUNS = """
-import json, os, sys
-from pathlib import Path
-sys.path.insert(0, sys.argv[1])
-from dag_runner import run
-runs = []
-for changed in json.loads(sys.argv[4]):
-    os.environ.update(changed)
-    runs.append(run(Path(sys.argv[2]), "ledger_reconcile"))
-Path(sys.argv[3]).write_text(json.dumps(runs, default=str), encoding="utf-8")
-"""
-
 
 @dataclass
 class Deployment:
@@ -257,10 +238,12 @@ def deployment(
 
 
 @pytest.fixture(scope="module")
-def runs(deployment: Deployment) -> list[dict[str, Any]]:
+def runs(deployment: Deployment, dag_sequence: Sequence) -> list[dict[str, Any]]:
     """Four whole runs of the DAG with `dag.test()`, nothing landing between them: two with
     the declaration, the third with a mistake in it, the fourth for a ledger declaring no
-    sources (none named, none beside its expectations)."""
+    sources (none named, none beside its expectations). They go one after the other in the
+    session's one DAG-running process (`dag_sequence`), each with the settings changed for
+    it; the log of all four is `runs.log`."""
     wrong = deployment.workdir / "wrong.toml"
     wrong.write_text(ONE_RULE.replace('table = "accounts"', 'table = "acounts"'), encoding="utf-8")
     no_sources = deployment.workdir / "expectations"
@@ -271,15 +254,15 @@ def runs(deployment: Deployment) -> list[dict[str, Any]]:
         {"LEDGER_RECONCILIATION": str(wrong)},
         {"LEDGER_RECONCILIATION": "", "LEDGER_EXPECTATIONS": str(no_sources)},
     ]
-    out = deployment.workdir / "runs.json"
-    args = [str(RUNNER.parent), str(DAGS_FOLDER), str(out), json.dumps(changed)]
-    run_logged(
-        [sys.executable, "-c", RUNS, *args],
+    return dag_sequence(
+        [
+            {"name": f"run-{n}", "dag_id": "ledger_reconcile", "env": settings}
+            for n, settings in enumerate(changed)
+        ],
         deployment.env,
-        deployment.workdir / "runs.log",
-        cwd=deployment.workdir,
+        deployment.workdir,
+        "runs",
     )
-    return json.loads(out.read_text(encoding="utf-8"))
 
 
 def test_a_run_records_the_statements_breaks_and_writes_its_page_green(

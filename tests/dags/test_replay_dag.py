@@ -5,7 +5,8 @@ its audits naming the difference in its log and on the one audit report page it 
 
 Each Airflow call runs in a subprocess (`dag_runner.py`) with an isolated AIRFLOW_HOME and the
 `LEDGER_*` settings of the test: see conftest.py. The two whole runs, over two ledgers of
-their own, go one after the other in one such process.
+their own, go one after the other in the session's one DAG-running process
+(`dag_sequence`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import pytest
 from sqlalchemy import text
 
 from ledger_engine.store.database import connect
-from tests.dags.conftest import Runner, run_dag_sequence
+from tests.dags.conftest import Runner, Sequence
 from tests.support.bank import deposit
 from tests.support.events import event_file
 
@@ -106,13 +107,14 @@ class Run:
 @pytest.fixture(scope="module")
 def runs(
     airflow_env: dict[str, str],
+    dag_sequence: Sequence,
     module_make_database_url: Callable[..., str],
     commit_files,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, Run]:
     """A whole run over a ledger as the engine committed it ("untouched") and one over a
     ledger whose bob was set to 81 behind the engine's back ("tampered"): two ledgers of
-    their own, run one after the other in one process (`run_dag_sequence`)."""
+    their own, run one after the other (`dag_sequence`)."""
     workdir = tmp_path_factory.mktemp("replay_dag")
     urls = {
         "untouched": committed_ledger(module_make_database_url, commit_files),
@@ -125,7 +127,7 @@ def runs(
     finally:
         engine.dispose()
     data_dirs = {name: workdir / name / "ledger" for name in urls}
-    done = run_dag_sequence(
+    done = dag_sequence(
         [
             {
                 "name": name,

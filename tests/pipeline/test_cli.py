@@ -1,10 +1,16 @@
-"""The `ledger` command, run as a user runs it, on the embedded defaults."""
+"""The `ledger` command, run as a user runs it, on the embedded defaults.
+
+The demo of a user's ledger (a data folder and an embedded server of its own) starts with the
+module and runs while the bank's demo and its commands run; its test waits for it.
+"""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -14,21 +20,87 @@ from tests.support.html_page import read_page
 LEDGER = [sys.executable, "-m", "ledger_engine.cli"]
 
 
-@pytest.fixture
-def env(tmp_path: Path):
+def embedded_env(data_dir: Path) -> dict[str, str]:
+    """This environment with the ledger's data in `data_dir` and no database URL: the embedded
+    defaults, as on a fresh machine."""
     environment = {
         **os.environ,
-        "LEDGER_DATA_DIR": str(tmp_path),
+        "LEDGER_DATA_DIR": str(data_dir),
         "LEDGER_SPARK_MASTER": "local[2]",
         "COLUMNS": "200",
     }
-    environment.pop("LEDGER_DATABASE_URL", None)  # the embedded defaults, as on a fresh machine
-    yield environment
+    environment.pop("LEDGER_DATABASE_URL", None)
+    return environment
+
+
+def stop_embedded_server(environment: dict[str, str]) -> None:
     subprocess.run([*LEDGER, "db", "stop"], env=environment, check=True, capture_output=True)
+
+
+@pytest.fixture
+def env(tmp_path: Path):
+    environment = embedded_env(tmp_path)
+    yield environment
+    stop_embedded_server(environment)
 
 
 def ledger(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*LEDGER, *args], env=env, capture_output=True, text=True, timeout=600)
+
+
+@dataclass
+class Started:
+    """A `ledger` command started and not waited for; its output goes to two files (a pipe
+    nobody reads would stop it once full)."""
+
+    process: subprocess.Popen[bytes]
+    stdout: Path
+    stderr: Path
+
+    def finished(self) -> subprocess.CompletedProcess[str]:
+        """What `ledger` would have returned, once the command has ended."""
+        self.process.wait(timeout=600)
+        return subprocess.CompletedProcess(
+            self.process.args,
+            self.process.returncode,
+            self.stdout.read_text(encoding="utf-8"),
+            self.stderr.read_text(encoding="utf-8"),
+        )
+
+
+def start_ledger(env: dict[str, str], output: Path, *args: str) -> Started:
+    """`ledger(env, *args)` started, its output in `output`.out and `output`.err."""
+    stdout, stderr = output.with_suffix(".out"), output.with_suffix(".err")
+    with stdout.open("wb") as out, stderr.open("wb") as err:
+        process = subprocess.Popen([*LEDGER, *args], env=env, stdout=out, stderr=err)
+    return Started(process, stdout, stderr)
+
+
+SIMPLE_TRADE = Path(__file__).parents[1] / "support" / "apps" / "simple_trade.py"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def simple_trade_demo(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[dict[str, str], Path, Started]]:
+    """`ledger demo` of the simple trade example (a user's ledger, with its Great Expectations
+    project in a folder of theirs, not ours), started as the module starts, in a data folder
+    and on an embedded server of its own: its environment, its folder, its process."""
+    data_dir = tmp_path_factory.mktemp("simple_trade_demo")
+    environment = {
+        **embedded_env(data_dir),
+        "LEDGER_APP": f"{SIMPLE_TRADE}:build_ledger",
+        "LEDGER_EXPECTATIONS": str(data_dir / "expectations"),
+    }
+    output = tmp_path_factory.mktemp("simple_trade_demo_output") / "demo"
+    demo = start_ledger(environment, output, "demo", "--events", "400", "--rows", "10")
+    try:
+        yield environment, data_dir, demo
+    finally:
+        if demo.process.poll() is None:  # its test did not get to wait for it
+            demo.process.kill()
+        demo.process.wait()
+        stop_embedded_server(environment)
 
 
 def test_demo_runs_the_pipeline_and_every_audit_passes(env, tmp_path: Path) -> None:
@@ -88,16 +160,12 @@ def test_demo_runs_the_pipeline_and_every_audit_passes(env, tmp_path: Path) -> N
     assert "FAILED" in audit.stdout
 
 
-def test_demo_runs_any_ledger_that_declares_sample_events(env, tmp_path: Path) -> None:
-    simple_trade = Path(__file__).parents[1] / "support" / "apps" / "simple_trade.py"
-    # A user's ledger keeps its Great Expectations project in a folder of theirs, not ours.
-    expectations = tmp_path / "expectations"
-    env = {
-        **env,
-        "LEDGER_APP": f"{simple_trade}:build_ledger",
-        "LEDGER_EXPECTATIONS": str(expectations),
-    }
-    demo = ledger(env, "demo", "--events", "400", "--rows", "10")
+def test_demo_runs_any_ledger_that_declares_sample_events(
+    simple_trade_demo: tuple[dict[str, str], Path, Started],
+) -> None:
+    env, data_dir, started = simple_trade_demo
+    expectations = data_dir / "expectations"
+    demo = started.finished()
     assert demo.returncode == 0, demo.stdout + demo.stderr
     assert "generated 400 events of ledger 'simple trade example'" in demo.stdout
     assert "FAILED" not in demo.stdout

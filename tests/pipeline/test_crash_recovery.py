@@ -5,11 +5,19 @@ abruptly (`os._exit`: no cleanup, no goodbye to PostgreSQL or Spark) at one name
 second of three micro-batches, or in the audits; then runs the pipeline again and compares
 everything in PostgreSQL, row by row, with an uninterrupted run over the same files and with
 the serial runner over those files.
+
+The crashing processes are independent (a database and a data folder each) and mostly start a
+Python and a Spark JVM, so they are started for the whole module, two at a time, while the
+tests before them run again and compare in this process: each test waits for its own.
 """
 
 from __future__ import annotations
 
 import shutil
+import subprocess
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -39,6 +47,9 @@ from ledger_engine.store.database import connect
 from tests.support.database import rows
 
 CRASHED_BATCH = 1  # of batches 0, 1, 2: one batch is committed before the crash, one after
+# Crashing processes run at once: two use both cores (each is mostly a start-up), more only
+# wait for them.
+CONCURRENT_CRASHES = 2
 
 
 def land_events(inbox: Path) -> None:
@@ -64,6 +75,38 @@ def uninterrupted(module_database_url: str, spark, tmp_path_factory) -> dict[str
         return ledger_dump(engine)
     finally:
         engine.dispose()
+
+
+@dataclass(frozen=True)
+class Crash:
+    """A `ledger run` that dies at one fault point: its ledger's settings and its process."""
+
+    env: dict[str, str]
+    database_url: str
+    process: Future[subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture(scope="module")
+def crashes(
+    module_make_database_url: Callable[..., str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, Crash]]:
+    """For every fault point, a fresh database and data folder with the events landed, and
+    `ledger run` started on them to die at that point (`CONCURRENT_CRASHES` at a time)."""
+    pool = ThreadPoolExecutor(max_workers=CONCURRENT_CRASHES, thread_name_prefix="crash")
+    try:
+        crashes = {}
+        for point in FAULT_POINTS:
+            database_url = module_make_database_url()
+            env = pipeline_env(tmp_path_factory.mktemp(point), database_url)
+            land_events(Settings.from_env(env).inbox)
+            where = point if point == DURING_AUDITS else f"{point}@{CRASHED_BATCH}"
+            args = ["run", "--audit"] if point == DURING_AUDITS else ["run"]
+            process = pool.submit(ledger_command, args, {**env, "LEDGER_FAULT": where})
+            crashes[point] = Crash(env, database_url, process)
+        yield crashes
+    finally:
+        # Every process has ended before the module's databases are dropped.
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def crashed_batch_events(engine: Engine) -> int:
@@ -98,15 +141,12 @@ def assert_left_behind(point: str, engine: Engine, settings: Settings) -> None:
 
 @pytest.mark.parametrize("point", FAULT_POINTS)
 def test_a_run_killed_at_a_fault_point_then_run_again_stores_exactly_one_clean_run(
-    point: str, database_url: str, spark, tmp_path: Path, uninterrupted
+    point: str, crashes: dict[str, Crash], spark, uninterrupted
 ) -> None:
-    env = pipeline_env(tmp_path, database_url)
-    settings = Settings.from_env(env)
-    land_events(settings.inbox)
-    where = point if point == DURING_AUDITS else f"{point}@{CRASHED_BATCH}"
-    args = ["run", "--audit"] if point == DURING_AUDITS else ["run"]
+    crash = crashes[point]
+    database_url, settings = crash.database_url, Settings.from_env(crash.env)
 
-    crashed = ledger_command(args, {**env, "LEDGER_FAULT": where})
+    crashed = crash.process.result()
 
     assert crashed.returncode == FAULT_EXIT_CODE, crashed.stdout + crashed.stderr
     assert f"LEDGER_FAULT: dying at {point}" in crashed.stderr
