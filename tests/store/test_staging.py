@@ -53,6 +53,24 @@ def lease(engine: Engine) -> Iterator[RunLease]:
         yield held
 
 
+def copied_and_read(engine: Engine, part: JournalPart, *queries: str) -> list[list[tuple]]:
+    """`part` written as the commit writes it (COPY), each query's rows read, all rolled back."""
+    conn = engine.raw_connection()
+    try:
+        with conn.cursor() as cursor:
+            for table, data in unpacked(part).items():
+                statement = copy_statement(table, ["batch_id", *JOURNAL_COLUMNS[table]])
+                cursor.copy_expert(statement.as_string(cursor), io.BytesIO(data))
+            found = []
+            for query in queries:
+                cursor.execute(query)
+                found.append(cursor.fetchall())
+            return found
+    finally:
+        conn.rollback()
+        conn.close()
+
+
 def test_text_bytes_and_nulls_survive_the_journal_exactly(engine: Engine, lease: RunLease) -> None:
     stager = Stager(dsn(engine), 7, "test:0", lease.epoch)
     for position, value in enumerate(HOSTILE):
@@ -63,24 +81,13 @@ def test_text_bytes_and_nulls_survive_the_journal_exactly(engine: Engine, lease:
         stager.add("ledger_results", (position, 0, "s", value or "r", json.dumps(value)))
     part = stager.commit()
     assert part.rows == {"ledger_rejections": len(HOSTILE), "ledger_results": len(HOSTILE)}
-    conn = engine.raw_connection()
-    try:  # written as the commit writes it, then rolled back
-        with conn.cursor() as cursor:
-            for table, data in unpacked(part).items():
-                statement = copy_statement(table, ["batch_id", *JOURNAL_COLUMNS[table]])
-                cursor.copy_expert(statement.as_string(cursor), io.BytesIO(data))
-            cursor.execute(
-                "SELECT stream, request_id, detail, raw_input FROM ledger_rejections"
-                " WHERE batch_id = 7 ORDER BY position"
-            )
-            stored = cursor.fetchall()
-            cursor.execute(
-                "SELECT payload FROM ledger_results WHERE batch_id = 7 ORDER BY position"
-            )
-            payloads = cursor.fetchall()
-    finally:
-        conn.rollback()
-        conn.close()
+    stored, payloads = copied_and_read(
+        engine,
+        part,
+        "SELECT stream, request_id, detail, raw_input FROM ledger_rejections"
+        " WHERE batch_id = 7 ORDER BY position",
+        "SELECT payload FROM ledger_results WHERE batch_id = 7 ORDER BY position",
+    )
     assert [(s, r, d, bytes(raw)) for s, r, d, raw in stored] == [
         (v, None, v, v.encode() + b"\x00\xff") for v in HOSTILE
     ]
@@ -96,21 +103,12 @@ def test_a_result_of_any_json_value_null_included_is_stored_as_that_value(
     stager = Stager(dsn(engine), 7, "test:0", lease.epoch)
     for position, payload in enumerate(RESULT_PAYLOADS):
         stager.add("ledger_results", result_row(position, 0, Result("s", f"r{position}", payload)))
-    part = stager.commit()
-    conn = engine.raw_connection()
-    try:  # written as the commit writes it, then rolled back
-        with conn.cursor() as cursor:
-            for table, data in unpacked(part).items():
-                statement = copy_statement(table, ["batch_id", *JOURNAL_COLUMNS[table]])
-                cursor.copy_expert(statement.as_string(cursor), io.BytesIO(data))
-            cursor.execute(
-                "SELECT payload IS NULL, jsonb_typeof(payload), payload FROM ledger_results"
-                " WHERE batch_id = 7 ORDER BY position"
-            )
-            stored = cursor.fetchall()
-    finally:
-        conn.rollback()
-        conn.close()
+    (stored,) = copied_and_read(
+        engine,
+        stager.commit(),
+        "SELECT payload IS NULL, jsonb_typeof(payload), payload FROM ledger_results"
+        " WHERE batch_id = 7 ORDER BY position",
+    )
     assert [sql_null for sql_null, _, _ in stored] == [False] * len(RESULT_PAYLOADS)
     assert stored[0][1] == "null", "a null result is JSON's null"
     assert [payload for _, _, payload in stored] == RESULT_PAYLOADS
