@@ -132,11 +132,8 @@ def _drop_databases(server_url: str, created: list[str]) -> None:
         drop_database(server_url, name)
 
 
-@pytest.fixture
-def make_database_url(pg_server_url: str, migrated_template: str) -> Iterator[Callable[..., str]]:
-    """A factory of fresh databases with the bank's schema migrated; each call returns the
-    SQLAlchemy URL of a new one (`template=url`: a copy of that database, which must have no
-    open connections). All are dropped after the test."""
+def _database_factory(pg_server_url: str, migrated_template: str) -> Iterator[Callable[..., str]]:
+    """The factory of `make_database_url`, yielded once; its databases dropped after."""
     created: list[str] = []
 
     def make(*, migrated: bool = True, template: str | None = None) -> str:
@@ -150,6 +147,14 @@ def make_database_url(pg_server_url: str, migrated_template: str) -> Iterator[Ca
 
     yield make
     _drop_databases(pg_server_url, created)
+
+
+@pytest.fixture
+def make_database_url(pg_server_url: str, migrated_template: str) -> Iterator[Callable[..., str]]:
+    """A factory of fresh databases with the bank's schema migrated; each call returns the
+    SQLAlchemy URL of a new one (`template=url`: a copy of that database, which must have no
+    open connections). All are dropped after the test."""
+    yield from _database_factory(pg_server_url, migrated_template)
 
 
 @pytest.fixture(scope="module")
@@ -158,19 +163,7 @@ def module_make_database_url(
 ) -> Iterator[Callable[..., str]]:
     """`make_database_url` for a whole test module: its databases are dropped after the
     module's last test (for fixtures that prepare several ledgers once for a module)."""
-    created: list[str] = []
-
-    def make(*, migrated: bool = True, template: str | None = None) -> str:
-        return _create_database(
-            pg_server_url,
-            created,
-            migrated=migrated,
-            template=template,
-            migrated_template=migrated_template,
-        )
-
-    yield make
-    _drop_databases(pg_server_url, created)
+    yield from _database_factory(pg_server_url, migrated_template)
 
 
 @pytest.fixture(scope="module")
