@@ -226,7 +226,7 @@ def _spark(args: argparse.Namespace) -> dict[str, Any]:
 
 def _spark_run(master: str, ledger, paths: list[Path], state) -> tuple[dict[str, Any], Any]:
     """One measured `run_spark_columnar` (after a warm-up run of one file) on `master`."""
-    from ledger_engine.runtime.spark.batch import ExecutionOptions
+    from ledger_engine.runtime.spark.engine import ExecutionOptions
     from ledger_engine.runtime.spark.runner import run_spark_columnar
     from ledger_engine.runtime.spark.session import build_session
 

@@ -11,7 +11,6 @@ deltas); events, rows and outcomes stay in Spark tasks and PostgreSQL.
 from __future__ import annotations
 
 import hashlib
-import pickle
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,7 +19,6 @@ from typing import Any
 
 import psycopg2
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
 
@@ -40,20 +38,21 @@ from ledger_engine.pipeline.faults import (
     FaultSwitch,
 )
 from ledger_engine.pipeline.inbox import landed_event_files
-from ledger_engine.runtime.spark.admission import screen_files_task
-from ledger_engine.runtime.spark.batch import BatchExecutor, BatchRun, ExecutionOptions
-from ledger_engine.runtime.spark.codec import OUTPUT, SCREENED, SUMMARY, spark_ddl
+from ledger_engine.runtime.spark.engine import (
+    EngineProfile,
+    ExecutionOptions,
+    LandedContents,
+    journal_batch,
+)
 from ledger_engine.runtime.spark.files import DESCRIBED_DDL, NAMED_DDL, described, named
-from ledger_engine.runtime.spark.postgres import PostgresSink, PostgresSources
 from ledger_engine.runtime.spark.session import build_session
 from ledger_engine.runtime.spark.streaming import run_available_batches, unfinished_batch
+from ledger_engine.store.batch_reads import CommittedRows, executed_requests
 from ledger_engine.store.commit import StagedBatch, commit_staged, committed_input
 from ledger_engine.store.database import libpq_url, open_store
 from ledger_engine.store.inbox import committed_files
-from ledger_engine.store.lease import Holder, RunLease, check_fence, run_lease
-from ledger_engine.store.merkle import MODULUS
+from ledger_engine.store.lease import Holder, RunLease, run_lease
 from ledger_engine.store.schema import apply_declared_schema
-from ledger_engine.store.staging import JournalPart, clear_staging
 
 
 @dataclass(frozen=True)
@@ -148,29 +147,26 @@ class BatchProcessor:
         self.lease = lease
         self.faults = faults
         self.dsn = libpq_url(engine.url.render_as_string(hide_password=False))
-        self.executor = BatchExecutor(spark, ledger, options or ExecutionOptions())
+        self.options = options or ExecutionOptions()
 
     def process(self, batch_id: int, frame: DataFrame) -> BatchSummary:
         """Execute and commit one micro-batch of landed files (`frame`: path, content)."""
         started, started_cpu = time.perf_counter(), time.process_time()
-        staged, run = self.stage(batch_id, frame)
+        staged, profile = self.stage(batch_id, frame)
         if staged is None:
             return BatchSummary(batch_id, False, 0, 0, 0, 0, 0, time.perf_counter() - started, 0)
         self.faults.reach(AFTER_STAGING, batch_id)
         executed, executed_cpu = time.perf_counter(), time.process_time()
-        try:
-            self.lease.confirm()
-            report = commit_staged(
-                self.engine,
-                self.ledger,
-                staged,
-                before_commit=lambda: self.faults.reach(BEFORE_COMMIT, batch_id),
-            )
-        finally:
-            if run is not None:
-                run.release()
+        self.lease.confirm()
+        report = commit_staged(
+            self.engine,
+            self.ledger,
+            staged,
+            before_commit=lambda: self.faults.reach(BEFORE_COMMIT, batch_id),
+        )
         self.faults.reach(AFTER_COMMIT, batch_id)
         counts = report.counts
+        assert profile is not None
         return BatchSummary(
             batch_id=batch_id,
             committed=report.committed,
@@ -181,18 +177,20 @@ class BatchProcessor:
             duplicates=counts.get(DUPLICATE, 0),
             execute_seconds=executed - started,
             commit_seconds=time.perf_counter() - executed,
-            rounds=run.schedule.rounds if run is not None else 0,
-            replans=run.replans if run is not None else 0,
+            rounds=profile.rounds,
+            replans=profile.replans,
             execute_cpu_seconds=executed_cpu - started_cpu,
             seconds={
-                **{f"execute: {k}": v for k, v in (run.seconds if run else {}).items()},
+                **{f"execute: {k}": v for k, v in profile.driver_seconds.items()},
                 **{f"commit: {k}": v for k, v in report.seconds.items()},
             },
-            tasks=run.profile if run is not None else {},
+            tasks=profile.tasks,
         )
 
-    def stage(self, batch_id: int, frame: DataFrame) -> tuple[StagedBatch | None, BatchRun | None]:
-        """Run a micro-batch and stage its outcome; `None` if it is already committed."""
+    def stage(
+        self, batch_id: int, frame: DataFrame
+    ) -> tuple[StagedBatch | None, EngineProfile | None]:
+        """Run a micro-batch into its journal; `None` if the batch is already committed."""
         started = time.perf_counter()
         self.lease.confirm()
         files = frame.select("path", "content").mapInArrow(named, NAMED_DDL)
@@ -214,85 +212,36 @@ class BatchProcessor:
                         "streaming checkpoint and the database disagree on what it took"
                     )
                 return None, None
-            self._clear_staging()
-            offsets, position = {}, 0
-            for info in infos:
-                offsets[info.name] = position
-                position += info.lines
-            screened = files.repartition(self.executor.bins).mapInArrow(
-                screen_files_task(self.ledger, offsets), spark_ddl(SCREENED)
-            )
-            sources = PostgresSources(self.dsn, batch_id)
-            sink = PostgresSink(self.dsn, batch_id, self.ledger, self.lease.epoch)
-            run = self.executor.execute(
-                screened,
-                sources,
-                sink,
-                on_replan=self._clear_staging,
+            dsn = self.dsn
+            journal, profile = journal_batch(
+                self.spark,
+                self.ledger,
+                LandedContents(files, [info.name for info in infos]),
+                CommittedRows(dsn),
+                lambda ids: executed_requests(dsn, ids),
+                batch_id,
+                self.options,
                 after_round=lambda _: self.faults.reach(DURING_EXECUTION, batch_id),
             )
-            clock = time.perf_counter()
-            ended = run.ended(
-                "event",
-                "source_file",
-                "line_number",
-                "raw",
-                "request_id",
-                "fingerprint",
-                "reason",
-                "detail",
-            ).mapInArrow(sink.admission_task(), spark_ddl(OUTPUT))
-            reports = [_summaries(frame) for frame in (*run.outputs, run.settled)]
-            reports.append(_summaries(ended))
-            # Where the stage's own time goes, beside the executor's phases.
-            run.seconds["read files"] = read_seconds
-            run.seconds["stage ended, collect reports"] = time.perf_counter() - clock
-            journal, deltas = _totals(reports)
+            lines = sum(info.lines for info in infos)
+            assert journal.events == lines, f"{journal.events} events read from {lines} lines"
+            profile.driver_seconds["read files"] = read_seconds
             return (
                 StagedBatch(
                     batch_id=batch_id,
                     ledger=self.ledger.name,
                     input_files=tuple(info.name for info in infos),
                     input_fingerprint=fingerprint,
-                    ingested=position,
-                    journal=journal,
-                    merkle_deltas=deltas,
+                    ingested=journal.events,
+                    journal=journal.parts,
+                    merkle_deltas=journal.digests,
                     execute_seconds=time.perf_counter() - started,
                     fence_epoch=self.lease.epoch,
                 ),
-                run,
+                profile,
             )
         finally:
             files.unpersist()
-
-    def _clear_staging(self) -> None:
-        conn = self.engine.raw_connection()
-        try:
-            with conn.cursor() as cursor:
-                check_fence(cursor, self.lease.epoch)
-            clear_staging(conn)
-            conn.commit()
-        finally:
-            conn.close()
-
-
-def _summaries(frame: DataFrame) -> list[dict[str, Any]]:
-    blobs = frame.where(F.col("tag") == SUMMARY).select("blob").collect()
-    return [pickle.loads(row.blob) for row in blobs]
-
-
-def _totals(
-    reports: list[list[dict[str, Any]]],
-) -> tuple[tuple[JournalPart, ...], dict[tuple[str, int], int]]:
-    """Every task's journal part, and the Merkle deltas per (table, bucket) over them all."""
-    journal: list[JournalPart] = []
-    deltas: dict[tuple[str, int], int] = {}
-    for summaries in reports:
-        for summary in summaries:
-            journal.append(summary["journal"])
-            for slot, delta in summary["merkle"].items():
-                deltas[slot] = (deltas.get(slot, 0) + delta) % MODULUS
-    return tuple(journal), deltas
 
 
 _LOST_CONNECTION = ("psycopg2.OperationalError", "psycopg2.InterfaceError")

@@ -101,11 +101,7 @@ class JournalPart:
     @classmethod
     def of(cls, slot: str, csv: Mapping[str, bytes], rows: Mapping[str, int]) -> JournalPart:
         """The part holding `csv` (table -> CSV) and the row counts its task reports."""
-        packed = {
-            table: (len(data), pa.compress(data, _PACKING, asbytes=True))
-            for table, data in csv.items()
-        }
-        return cls(slot, packed, dict(rows))
+        return cls(slot, {table: packed(data) for table, data in csv.items()}, dict(rows))
 
     def csv(self, table: str) -> bytes | None:
         """The CSV of `table`, or None if the task wrote none of its rows."""
@@ -118,6 +114,11 @@ class JournalPart:
     def stage(self) -> str:
         """The stage of the task (`round0`, `settle`, `admission`): the slot without its task."""
         return self.slot.split(":", 1)[0]
+
+
+def packed(data: bytes) -> tuple[int, bytes]:
+    """CSV packed as a `JournalPart` holds it: (its size, the packed bytes)."""
+    return len(data), pa.compress(data, _PACKING, asbytes=True)
 
 
 # -- column values -------------------------------------------------------------------------
@@ -235,7 +236,29 @@ def csv_of(leading: dict[str, int | str], columns: tuple[str, ...], rows: list[t
         *(_repeated(value, len(rows)) for value in leading.values()),
         *(_column(c, values) for c, values in zip(columns, zip(*rows, strict=True), strict=True)),
     ]
-    table = pa.Table.from_arrays(arrays, names=[*leading, *columns])
+    return _written(pa.Table.from_arrays(arrays, names=[*leading, *columns]))
+
+
+def journal_csv(batch_id: int, columns: Mapping[str, pa.Array]) -> bytes:
+    """A journal table's rows given as Arrow columns (named and ordered as one table's
+    `JOURNAL_COLUMNS`) as its CSV: what `csv_of` writes from the same values as rows."""
+    names = tuple(columns)
+    assert names in _JOURNAL_BY_COLUMNS, f"{names} are no journal table's columns"
+    count = len(next(iter(columns.values())))
+    arrays = [_repeated(batch_id, count)]
+    for name, values in columns.items():
+        assert len(values) == count, f"{name}: {len(values)} values for {count} rows"
+        if name in _BYTEA:
+            arrays.append(_column(name, tuple(values.to_pylist())))
+        else:
+            arrays.append(values.cast(_TYPES.get(name, pa.string())))
+    return _written(pa.Table.from_arrays(arrays, names=["batch_id", *names]))
+
+
+_JOURNAL_BY_COLUMNS = {columns: table for table, columns in JOURNAL_COLUMNS.items()}
+
+
+def _written(table: pa.Table) -> bytes:
     data = io.BytesIO()
     csv.write_csv(table, data, write_options=_CSV)
     return data.getvalue()

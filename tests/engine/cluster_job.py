@@ -20,7 +20,7 @@ from ledger_engine import run_spark
 from ledger_engine.apps import load_ledger
 from ledger_engine.apps.bank.generator import generate_events
 from ledger_engine.apps.bank.ledger import build_ledger
-from ledger_engine.runtime.spark.batch import ExecutionOptions
+from ledger_engine.runtime.spark.engine import ExecutionOptions
 from ledger_engine.runtime.spark.session import build_session
 from tests.support.user_apps import user_app_events
 

@@ -19,7 +19,7 @@ from ledger_engine import run_serial
 from ledger_engine.apps.bank.generator import generate_events
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.core.records import INVALID_EVENT
-from ledger_engine.runtime.spark.batch import ExecutionOptions
+from ledger_engine.runtime.spark.engine import ExecutionOptions
 from ledger_engine.runtime.spark.runner import run_spark_columnar
 from tests.support.columnar import Lines, record_view_of_events, write_batch
 

@@ -10,7 +10,7 @@ from ledger_engine import run_serial
 from ledger_engine.apps.bank.generator import account_id, asset_id
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.core.records import Event
-from ledger_engine.runtime.spark.batch import ExecutionOptions
+from ledger_engine.runtime.spark.engine import ExecutionOptions
 from ledger_engine.runtime.spark.runner import run_spark_profiled
 from tests.support.bank import transfer
 

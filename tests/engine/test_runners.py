@@ -13,7 +13,7 @@ from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.runtime import Runner
 from ledger_engine.runtime.parallel.in_process import partitioned_runner
 from ledger_engine.runtime.serial import run_serial
-from ledger_engine.runtime.spark.batch import ExecutionOptions
+from ledger_engine.runtime.spark.engine import ExecutionOptions
 from ledger_engine.runtime.spark.runner import spark_runner
 
 SIMPLE_TRADE = Path(__file__).parents[1] / "support" / "apps" / "simple_trade.py"

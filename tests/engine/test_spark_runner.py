@@ -18,7 +18,7 @@ from pyspark import cloudpickle
 from ledger_engine import AccessType, Event, run_serial, run_spark
 from ledger_engine.apps.bank.generator import generate_events
 from ledger_engine.apps.bank.ledger import build_ledger
-from ledger_engine.runtime.spark.batch import ExecutionOptions
+from ledger_engine.runtime.spark.engine import ExecutionOptions
 
 cloudpickle.register_pickle_by_value(generated_apps)
 

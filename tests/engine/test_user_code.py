@@ -19,7 +19,7 @@ from ledger_engine import run_serial, run_spark
 from ledger_engine.apps import load_ledger
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.apps.user_code import application_code, pack
-from ledger_engine.runtime.spark.batch import ExecutionOptions
+from ledger_engine.runtime.spark.engine import ExecutionOptions
 from ledger_engine.runtime.spark.shipping import ship_application
 from tests.support.user_apps import Layout, layouts, user_app_events, write_user_app
 

@@ -14,7 +14,7 @@ from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.core.ingest import event_to_line
 from ledger_engine.core.records import INT64_MAX
 from ledger_engine.pipeline.job import BatchProcessor, files_frame
-from ledger_engine.runtime.spark.batch import ExecutionOptions
+from ledger_engine.runtime.spark.engine import ExecutionOptions
 from ledger_engine.store.lease import run_lease
 from tests.support.bank import deposit, fee_transfer
 from tests.support.database import rows

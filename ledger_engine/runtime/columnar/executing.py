@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain, filterfalse
 from operator import itemgetter
 from typing import Any, Protocol
@@ -129,6 +129,9 @@ class SlotOutput:
     pending: pa.Table
     handed: dict[int, dict[int, pa.Table]]  # destination slot -> table index -> rows
     events: int = 0
+    # The slot's events: their positions (sorted) and request ids, for its journal.
+    positions: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    request_ids: list[str] = field(default_factory=list)
 
 
 def execute_slot(
@@ -159,6 +162,8 @@ def execute_slot(
         )
     events = pa.concat_tables(list(routed)) if routed else None
     out = _Output(ledger)
+    request_ids: list[str] = []
+    positions: list[int] = []
     lap("rows handed on")
     if events is not None and len(events):
         events = events.take(
@@ -176,6 +181,7 @@ def execute_slot(
             for i, blob in enumerate(blobs.slice(lo, hi - lo).to_pylist(), lo):
                 event, keys = event_of_record(blob)
                 assert keys is not None, "a runnable event carries its keys"
+                request_ids.append(event.request_id)
                 runnables.append(
                     record(
                         Runnable, (positions[i], event, streams[event.stream], keys, deferred[i])
@@ -190,6 +196,8 @@ def execute_slot(
             out.carry(runnables, carries.slice(lo, hi - lo).to_pylist())
             lap("columns")
     finished = out.finish(rows)
+    finished.positions = np.asarray(positions, np.int64)
+    finished.request_ids = request_ids
     lap("finish")
     return finished
 

@@ -17,6 +17,9 @@ import pyarrow as pa
 # What a parcel holds (`kind`).
 ADMISSION, EVENTS, ENDED, COUNT, ROUTED, ROWS, OUTCOMES, CHANGES, RESULTS, PENDING = range(10)
 SETTLED, OVERFLOWED, FINGERPRINTS, PROFILE = range(10, 14)
+# For the system of record (`columnar.journal`): a unit's lines, a task's journal part, the
+# Merkle deltas of the rows a task changed.
+LINES, JOURNAL, DIGESTS = range(14, 17)
 
 # A row of parcels: `slot` is the plan slot (round * bins + bin) a parcel goes to, or -1;
 # `route` a value whose hash sends it to the task of its bin; `part` a kind-specific number

@@ -14,6 +14,10 @@ screening gives three tables:
 - `EVENTS_SCHEMA`, kept where it was made until the plan routes it: each event with a valid
   request id, pickled with its resolved keys;
 - `ENDED_SCHEMA`: the events screening rejected, with their reason and their line.
+
+A unit read for the system of record (`journal`) also gives `LINES_SCHEMA`: every line as
+the ledger's journal stores it (`ledger_engine.store.staging`), with the fingerprint of its
+request, so that the batch's commit never needs the events on the driver.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from ledger_engine.core.ingest import parse_line
 from ledger_engine.core.records import INVALID_EVENT, Event
 from ledger_engine.runtime.parallel.bins import table_indexes
 from ledger_engine.runtime.parallel.plan import access_flags, row_ids
+from ledger_engine.store.staging import clean_text, payload_of, request_id_of
 
 PICKLE = pickle.HIGHEST_PROTOCOL
 
@@ -63,6 +68,22 @@ ENDED_SCHEMA = pa.schema(
     ]
 )
 COUNTS_SCHEMA = pa.schema([("unit", pa.int32()), ("events", pa.int64())])
+# Every line of a unit as the journal stores it: stream and request id where they are
+# storable text, the payload as canonical JSON where it is an object, the request's
+# fingerprint, and the raw bytes (kept for a rejection).
+LINES_SCHEMA = pa.schema(
+    [
+        ("unit", pa.int32()),
+        ("index", pa.int64()),
+        ("source_file", pa.string()),
+        ("line_number", pa.int32()),
+        ("stream", pa.string()),
+        ("request_id", pa.string()),
+        ("payload", pa.string()),
+        ("fingerprint", pa.string()),
+        ("raw", pa.binary()),
+    ]
+)
 
 # Where an event came from: (source file, line number, raw bytes), all None in memory.
 Line = tuple[str | None, int | None, bytes | None]
@@ -107,7 +128,7 @@ def _text(value: Any) -> str | None:
 class UnitScreening:
     """The screened columns of the units one task reads, built one event at a time."""
 
-    def __init__(self, ledger: StreamingLedger) -> None:
+    def __init__(self, ledger: StreamingLedger, journal: bool = False) -> None:
         self.streams = ledger.streams
         index = table_indexes(ledger)
         # Per stream, its bindings' table indexes and access flags: the same for every event.
@@ -126,6 +147,10 @@ class UnitScreening:
         self._flags: list[int] = []
         self._events: dict[str, list] = {f.name: [] for f in EVENTS_SCHEMA}
         self._ended: dict[str, list] = {f.name: [] for f in ENDED_SCHEMA}
+        # Kept only for a unit read for the system of record (fingerprints too: hashed here).
+        self._lines: dict[str, list] | None = (
+            {f.name: [] for f in LINES_SCHEMA} if journal else None
+        )
 
     def lines(self, unit: int, source_file: str | None, lines: Iterable[tuple[int, bytes]]) -> None:
         """Screen a unit of non-blank lines ((line number, raw bytes) in order)."""
@@ -135,6 +160,8 @@ class UnitScreening:
             line = (source_file, number, raw)
             if type(parsed) is str:
                 self._end(unit, index, None, None, INVALID_EVENT, parsed, line)
+                if self._lines is not None:
+                    self._line(unit, index, None, None, line)
             else:
                 self.event(unit, index, parsed, line)
         self.counts[unit] = index + 1
@@ -148,7 +175,9 @@ class UnitScreening:
 
     def event(self, unit: int, index: int, event: Event, line: Line) -> None:
         """Screen one event, `index`-th of its unit."""
-        screened = screen(self.streams, event, fingerprinted=False)
+        screened = screen(self.streams, event, fingerprinted=self._lines is not None)
+        if self._lines is not None:
+            self._line(unit, index, event, screened.fingerprint or None, line)
         rid = screened.request_id
         rejection = screened.rejection
         if rejection is not None:
@@ -176,6 +205,21 @@ class UnitScreening:
         a["stream"].append(_text(stream))
         a["runs"].append(runs)
         self._offsets.append(len(self._tables))
+
+    def _line(
+        self, unit: int, index: int, event: Event | None, fingerprint: str | None, line: Line
+    ) -> None:
+        lines = self._lines
+        assert lines is not None and line[0] is not None and line[1] is not None
+        lines["unit"].append(unit)
+        lines["index"].append(index)
+        lines["source_file"].append(line[0])
+        lines["line_number"].append(line[1])
+        lines["stream"].append(clean_text(event.stream) if event else None)
+        lines["request_id"].append(request_id_of(event.request_id) if event else None)
+        lines["payload"].append(payload_of(event))
+        lines["fingerprint"].append(fingerprint)
+        lines["raw"].append(line[2])
 
     def _event(self, unit: int, index: int, blob: bytes) -> None:
         e = self._events
@@ -227,6 +271,12 @@ class UnitScreening:
     def ended(self) -> pa.Table:
         """The events screening rejected."""
         return pa.table(self._ended, schema=ENDED_SCHEMA)
+
+    def journal_lines(self) -> pa.Table | None:
+        """Every line as the journal stores it (None: the unit is not read for it)."""
+        if self._lines is None:
+            return None
+        return pa.table(self._lines, schema=LINES_SCHEMA)
 
     def unit_counts(self) -> pa.Table:
         """How many events each unit holds."""

@@ -30,10 +30,10 @@ from __future__ import annotations
 import heapq
 import pickle
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -58,7 +58,14 @@ from ledger_engine.runtime.columnar.executing import (
 )
 from ledger_engine.runtime.columnar.executing import (
     RESULTS_SCHEMA,
+    RowSource,
     changes_schema,
+)
+from ledger_engine.runtime.columnar.journal import (
+    Digests,
+    Verdicts,
+    add_digests,
+    journal_part,
 )
 from ledger_engine.runtime.columnar.result import (
     REJECTIONS_SCHEMA,
@@ -76,10 +83,26 @@ from ledger_engine.runtime.columnar.state import ColumnarState
 from ledger_engine.runtime.columnar.typed import key_type
 from ledger_engine.runtime.parallel.plan import Accesses, Schedule, plan, row_id
 from ledger_engine.runtime.spark import tasks
-from ledger_engine.runtime.spark.batch import ExecutionOptions
 from ledger_engine.runtime.spark.execution import routes_for
 from ledger_engine.runtime.spark.profile import task_profile
 from ledger_engine.runtime.spark.shipping import ship_application
+from ledger_engine.store.staging import JournalPart
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ExecutionOptions:
+    """How a batch is spread over Spark tasks.
+
+    `bins`: tasks per round (default: the session's default parallelism). `round_cost`: what
+    a round's fixed cost (a Spark job) is worth in executed transactions, for choosing the
+    number of rounds. `rounds`: a fixed number of rounds instead.
+    """
+
+    bins: int | None = None
+    round_cost: int = 20_000
+    rounds: int | None = None
 
 
 class Units(Protocol):
@@ -165,6 +188,27 @@ class EventFiles:
 
 
 @dataclass(frozen=True)
+class LandedContents:
+    """Landed files as a (name, content) DataFrame, for the system of record: a batch in the
+    order of `names` (every name in the frame, once), then of their lines. Each file's lines
+    are kept for the batch's journal (`columnar.journal`)."""
+
+    frame: DataFrame
+    names: Sequence[str]
+
+    def count(self) -> int:
+        return len(self.names)
+
+    def screened(self, spark: SparkSession, ledger: StreamingLedger) -> DataFrame:
+        units = {name: unit for unit, name in enumerate(self.names)}
+        assert len(units) == len(self.names), "each file once"
+        tasks_count = max(1, min(len(units), spark.sparkContext.defaultParallelism * 4))
+        return self.frame.repartition(tasks_count).mapInArrow(
+            tasks.screen_contents_task(ledger, units), P.PARCEL_DDL
+        )
+
+
+@dataclass(frozen=True)
 class EventFrame:
     """A DataFrame of JSON lines in `column` (text or bytes): a batch in the order of its
     partitions, then of their rows. The frame must give the same rows in the same order
@@ -243,6 +287,94 @@ def run_columnar(
 ) -> tuple[ColumnarRunResult, EngineProfile]:
     """Run a batch given as `units` from `state` (a checked state: table -> key -> value,
     every table present), after the request ids `known` to earlier batches (None: none)."""
+
+    def result(ran: _Ran) -> ColumnarRunResult:
+        return _result(ledger, ran)
+
+    def source(broadcasts: list[Any]) -> RowSource:
+        shipped = ColumnarState(ledger, state)
+        return StateRows(_kept(broadcasts, spark.sparkContext.broadcast(shipped)))
+
+    return _run(spark, ledger, units, source, known, options, None, None, result)
+
+
+@dataclass(frozen=True)
+class BatchJournal:
+    """A batch run for the system of record: its journal parts (`staging.JournalPart`, one
+    per task that wrote some) and the Merkle deltas of the rows it changed."""
+
+    events: int
+    parts: tuple[JournalPart, ...]
+    digests: Digests
+
+
+def journal_batch(
+    spark: SparkSession,
+    ledger: StreamingLedger,
+    units: Units,
+    rows: RowSource,
+    known: KnownLookup | None,
+    batch_id: int,
+    options: ExecutionOptions | None = None,
+    after_round: Callable[[int], None] | None = None,
+) -> tuple[BatchJournal, EngineProfile]:
+    """Run a batch given as `units` (which keep their lines: `LandedContents`) from the rows
+    `rows` reads, after the request ids `known` to earlier batches, into its journal for
+    batch `batch_id`: encoded by the tasks, never by the driver. `after_round(r)` is called
+    once round `r` has run."""
+
+    def journal(ran: _Ran) -> BatchJournal:
+        rejections, duplicates = _verdicts(ran)
+        verdicts = Verdicts.of(ran.offsets, rejections, duplicates)
+        shared = _kept(ran.broadcasts, spark.sparkContext.broadcast(verdicts))
+        lines = ran.screened.where(F.col("kind") == P.LINES)
+        written = _opened(lines.mapInArrow(tasks.lines_task(batch_id, shared), P.PARCEL_DDL))
+        parts = [
+            *_parts(ran.outputs, ran.stages),
+            *_parts(ran.settled, ["settle"] * len(ran.settled)),
+            *_parts(written, ["lines"] * len(written)),
+        ]
+        ran.profiled.extend(written)
+        digests: Digests = {}
+        for opened in (ran.outputs, ran.settled):
+            for table in _all(opened, P.DIGESTS):
+                add_digests(digests, table)
+        ran.clock.lap("journal lines")
+        return BatchJournal(int(ran.offsets[-1]), tuple(parts), digests)
+
+    return _run(
+        spark, ledger, units, lambda _: rows, known, options, batch_id, after_round, journal
+    )
+
+
+@dataclass
+class _Ran:
+    """A batch that ran: what the driver collected, while its frames are still cached."""
+
+    screened: DataFrame
+    collected: Opened
+    outputs: Opened
+    stages: list[str]  # of each parcel of `outputs`: the stage (round) it came from
+    settled: Opened
+    admitted: Admitted
+    fingerprints: pa.Table
+    offsets: np.ndarray
+    broadcasts: list[Any]
+    clock: _Clock
+    profiled: Opened = field(default_factory=list)  # other parcels with task profiles
+
+
+def _run(
+    spark: SparkSession,
+    ledger: StreamingLedger,
+    units: Units,
+    source_of: Callable[[list[Any]], RowSource],
+    known: KnownLookup | None,
+    options: ExecutionOptions | None,
+    journal: int | None,
+    after_round: Callable[[int], None] | None,
+    finish: Callable[[_Ran], T],
+) -> tuple[T, EngineProfile]:
     ledger.check()
     ship_application(spark, ledger)  # so that the executors can import its functions
     options = options or ExecutionOptions()
@@ -253,11 +385,10 @@ def run_columnar(
     frames: list[DataFrame] = []
     broadcasts: list[Any] = []
     try:
-        shipped = ColumnarState(ledger, state)
-        source = StateRows(_kept(broadcasts, spark.sparkContext.broadcast(shipped)))
+        source = source_of(broadcasts)
         clock.lap("ship state")
         screened = _kept(frames, units.screened(spark, ledger).persist())
-        collected = _opened(screened.where(F.col("kind") != P.EVENTS))
+        collected = _opened(screened.where(~F.col("kind").isin(P.EVENTS, P.LINES)))
         clock.lap("screen")
         count = units.count()
         offsets = unit_offsets(_table(collected, P.COUNT, COUNTS_SCHEMA), count)
@@ -274,7 +405,7 @@ def run_columnar(
             schedule, routing = _plan(admitted, offsets, bins, options, forced)
             profile.rounds, profile.slots = schedule.rounds, len(np.unique(routing.slot))
             clock.lap("plan")
-            outputs, settled = _execute(
+            outputs, stages, settled = _execute(
                 spark,
                 ledger,
                 events,
@@ -285,25 +416,48 @@ def run_columnar(
                 frames,
                 broadcasts,
                 clock,
+                journal,
+                after_round,
             )
             overflowed = _table(settled, P.OVERFLOWED, OVERFLOWED_SCHEMA)
             if not len(overflowed):
                 break
             forced |= _row_ids(ledger, overflowed)
             profile.replans += 1
+        ran = _Ran(
+            screened,
+            collected,
+            outputs,
+            stages,
+            settled,
+            admitted,
+            fingerprints,
+            offsets,
+            broadcasts,
+            clock,
+        )
+        finished = finish(ran)
         profile.tasks = task_profile(
             report
-            for reports in _all(collected + outputs + settled, P.PROFILE)
+            for reports in _all(collected + outputs + settled + ran.profiled, P.PROFILE)
             for report in reports.column("report").to_pylist()
         )
-        result = _result(ledger, collected, outputs, settled, admitted, fingerprints, offsets)
         clock.lap("collect")
-        return result, profile
+        return finished, profile
     finally:
         for frame in frames:
             frame.unpersist()
         for broadcast in broadcasts:
             broadcast.destroy()
+
+
+def _parts(opened: Opened, stages: Sequence[str]) -> list[JournalPart]:
+    """The journal parts among `opened` parcels, each named by its stage and task."""
+    return [
+        journal_part(f"{stage}:{slot}", table)
+        for (kind, slot, _, table), stage in zip(opened, stages, strict=True)
+        if kind == P.JOURNAL
+    ]
 
 
 def _kept(into: list, item: Any) -> Any:
@@ -413,8 +567,12 @@ def _execute(
     frames: list[DataFrame],
     broadcasts: list[Any],
     clock: _Clock,
-) -> tuple[Opened, Opened]:
-    """Route, run every round and settle; the opened parcels of the rounds and of settling."""
+    journal: int | None,
+    after_round: Callable[[int], None] | None,
+) -> tuple[Opened, list[str], Opened]:
+    """Route, run every round and settle; the opened parcels of the rounds (and the round
+    each came from) and of settling. With `journal` (a batch id) the tasks encode the
+    journal, and the rounds' changes and results stay in it."""
     bins = len(routes)
     shared = _kept(broadcasts, spark.sparkContext.broadcast(routing))
     clock.lap("ship plan")
@@ -424,28 +582,36 @@ def _execute(
     handed: DataFrame | None = None
     pending: DataFrame | None = None
     collected: Opened = []
+    stages: list[str] = []
+    kept_back = [P.ROWS, P.PENDING] + ([P.CHANGES, P.RESULTS] if journal is not None else [])
     for round_ in range(rounds):
         lo, hi = round_ * bins, (round_ + 1) * bins
         work = routed.where((F.col("slot") >= lo) & (F.col("slot") < hi))
         if handed is not None:
             work = work.unionByName(handed.where((F.col("slot") >= lo) & (F.col("slot") < hi)))
-        task = tasks.execute_task(ledger, source, round_, routes)
+        task = tasks.execute_task(ledger, source, round_, routes, journal)
         output = _kept(
             frames, work.repartition(bins, "route").mapInArrow(task, P.PARCEL_DDL).persist()
         )
-        collected.extend(_opened(output.where(~F.col("kind").isin(P.ROWS, P.PENDING))))
+        opened = _opened(output.where(~F.col("kind").isin(*kept_back)))
+        collected.extend(opened)
+        stages.extend([f"round{round_}"] * len(opened))
         rows = output.where(F.col("kind") == P.ROWS)
         handed = rows if handed is None else handed.unionByName(rows)
         adds = output.where(F.col("kind") == P.PENDING)
         pending = adds if pending is None else pending.unionByName(adds)
         clock.lap("route and round 0" if round_ == 0 else f"round {round_}")
-    collected.extend(_opened(routed.where(F.col("kind") == P.PROFILE)))
+        if after_round is not None:
+            after_round(round_)
+    routing_profile = _opened(routed.where(F.col("kind") == P.PROFILE))
+    collected.extend(routing_profile)
+    stages.extend(["route"] * len(routing_profile))
     settled: Opened = []
     if pending is not None:
-        task = tasks.settle_task(ledger, source)
+        task = tasks.settle_task(ledger, source, journal)
         settled = _opened(pending.repartition(bins, "route").mapInArrow(task, P.PARCEL_DDL))
     clock.lap("settle")
-    return collected, settled
+    return collected, stages, settled
 
 
 def _row_ids(ledger: StreamingLedger, overflowed: pa.Table) -> frozenset[int]:
@@ -475,23 +641,16 @@ def _applied(applied: pa.Table, admitted: Admitted) -> pa.Table:
     )
 
 
-def _result(
-    ledger: StreamingLedger,
-    screened: Opened,
-    outputs: Opened,
-    settled: Opened,
-    admitted: Admitted,
-    fingerprints: pa.Table,
-    offsets: np.ndarray,
-) -> ColumnarRunResult:
-    duplicates = admitted.duplicate_verdicts(fingerprints)
-    ended = _table(screened, P.ENDED, ENDED_SCHEMA)
+def _verdicts(ran: _Ran) -> tuple[pa.Table, pa.Table]:
+    """The batch's rejections (`REJECTIONS_SCHEMA`) and duplicates, by position."""
+    offsets, admitted = ran.offsets, ran.admitted
+    duplicates = admitted.duplicate_verdicts(ran.fingerprints)
+    ended = _table(ran.collected, P.ENDED, ENDED_SCHEMA)
     ended = ended.append_column("position", pa.array(positions_of(ended, offsets), pa.int64()))
     ended = ended.filter(
         pc.invert(pc.is_in(ended.column("position"), duplicates.column("position")))
     )
-    executed = _table(outputs, P.OUTCOMES, EXECUTED_SCHEMA)
-    applied = _applied(executed.filter(pc.is_null(executed.column("reason"))), admitted)
+    executed = _table(ran.outputs, P.OUTCOMES, EXECUTED_SCHEMA)
     failed = executed.filter(pc.is_valid(executed.column("reason")))
     rejections = pa.concat_tables(
         [
@@ -510,8 +669,15 @@ def _result(
             ),
         ]
     ).sort_by("position")
-    duplicates = duplicates.sort_by("position")
-    outcomes = outcomes_table(int(offsets[-1]), applied, rejections, duplicates)
+    return rejections, duplicates.sort_by("position")
+
+
+def _result(ledger: StreamingLedger, ran: _Ran) -> ColumnarRunResult:
+    rejections, duplicates = _verdicts(ran)
+    outputs, settled = ran.outputs, ran.settled
+    executed = _table(outputs, P.OUTCOMES, EXECUTED_SCHEMA)
+    applied = _applied(executed.filter(pc.is_null(executed.column("reason"))), ran.admitted)
+    outcomes = outcomes_table(int(ran.offsets[-1]), applied, rejections, duplicates)
     tables = list(ledger.tables.values())
     settled_changes = _table(settled, P.SETTLED, SETTLED_SCHEMA)
     changes: dict[str, pa.Table] = {}

@@ -25,12 +25,12 @@ from ledger_engine.runtime import Runner
 from ledger_engine.runtime.columnar.admission import known_in_memory
 from ledger_engine.runtime.columnar.result import ColumnarRunResult
 from ledger_engine.runtime.serial import initial_state
-from ledger_engine.runtime.spark.batch import ExecutionOptions
 from ledger_engine.runtime.spark.engine import (
     EngineProfile,
     EventChunks,
     EventFiles,
     EventFrame,
+    ExecutionOptions,
     run_columnar,
 )
 

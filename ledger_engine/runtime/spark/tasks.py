@@ -24,6 +24,15 @@ from ledger_engine.core.records import Event
 from ledger_engine.runtime.columnar import parcels as P
 from ledger_engine.runtime.columnar.admission import FINGERPRINTS_SCHEMA, positions_of
 from ledger_engine.runtime.columnar.executing import RowSource, execute_slot, settle_partition
+from ledger_engine.runtime.columnar.journal import (
+    Digests,
+    Verdicts,
+    digests_table,
+    lines_part,
+    part_table,
+    settled_part,
+    slot_part,
+)
 from ledger_engine.runtime.columnar.routing import RoutingPlan, routed_tables
 from ledger_engine.runtime.columnar.screening import UnitScreening, event_of_record
 from ledger_engine.runtime.columnar.settling import settle_pending
@@ -39,15 +48,28 @@ def _profile(clock: TaskClock) -> pa.RecordBatch:
 
 def _screened(screening: UnitScreening, clock: TaskClock) -> Iterator[pa.RecordBatch]:
     clock.lap("screen")
-    yield P.parcels(
-        [
-            (P.ADMISSION, -1, 0, 0, P.sealed(screening.admission())),
-            (P.EVENTS, -1, 0, 0, P.sealed(screening.stored_events())),
-            (P.ENDED, -1, 0, 0, P.sealed(screening.ended())),
-            (P.COUNT, -1, 0, 0, P.sealed(screening.unit_counts())),
-        ]
-    )
+    rows = [
+        (P.ADMISSION, -1, 0, 0, P.sealed(screening.admission())),
+        (P.EVENTS, -1, 0, 0, P.sealed(screening.stored_events())),
+        (P.ENDED, -1, 0, 0, P.sealed(screening.ended())),
+        (P.COUNT, -1, 0, 0, P.sealed(screening.unit_counts())),
+    ]
+    lines = screening.journal_lines()
+    if lines is not None:
+        rows.append((P.LINES, -1, 0, 0, P.sealed(lines)))
+    yield P.parcels(rows)
     clock.lap("seal")
+
+
+def _journal(
+    kind_slot: int, part: dict[str, tuple[int, bytes]], digests: Digests
+) -> list[tuple[int, int, int, int, bytes]]:
+    """A task's journal part and Merkle deltas as parcel rows (`slot`: which task of its
+    stage wrote them)."""
+    return [
+        (P.JOURNAL, kind_slot, 0, 0, P.sealed(part_table(part))),
+        (P.DIGESTS, kind_slot, 0, 0, P.sealed(digests_table(digests))),
+    ]
 
 
 def screen_chunks_task(ledger: StreamingLedger) -> Task:
@@ -120,6 +142,47 @@ def screen_frame_task(ledger: StreamingLedger, column: str) -> Task:
     return task
 
 
+def screen_contents_task(ledger: StreamingLedger, units: dict[str, int]) -> Task:
+    """Screening of landed files for the system of record: input rows are (name, content),
+    `units` numbers the files; each unit's lines are kept for the journal (LINES)."""
+
+    def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        clock = TaskClock("screen")
+        with gc_paused():
+            for batch in batches:
+                names = batch.column("name").to_pylist()
+                contents = batch.column("content").to_pylist()
+                clock.lap("input")
+                for name, content in zip(names, contents, strict=True):
+                    unit = units[name]
+                    screening = UnitScreening(ledger, journal=True)
+                    screening.lines(unit, name, nonblank_lines(content or b""))
+                    clock.items += screening.counts[unit]
+                    yield from _screened(screening, clock)
+        yield _profile(clock)
+
+    return task
+
+
+def lines_task(batch_id: int, verdicts: Broadcast) -> Task:
+    """Each unit's lines (LINES parcels) as its journal part, the batch's verdicts known."""
+
+    def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        clock = TaskClock("journal lines")
+        known: Verdicts = verdicts.value
+        for _, _, _, lines in P.unpacked(batches):
+            clock.lap("input")
+            clock.items += len(lines)
+            unit = int(lines.column("unit")[0].as_py()) if len(lines) else -1
+            part = lines_part(batch_id, lines, known)
+            clock.lap("encode")
+            if part:
+                yield P.parcels(_journal(unit, part, {}))
+        yield _profile(clock)
+
+    return task
+
+
 def fingerprint_task(ledger: StreamingLedger, wanted: Broadcast, offsets: np.ndarray) -> Task:
     """The fingerprints of the stored events at the `wanted` positions (a sorted array)."""
     from ledger_engine.core.admission import screen
@@ -164,9 +227,14 @@ def route_task(plan: Broadcast, routes: tuple[int, ...]) -> Task:
 
 
 def execute_task(
-    ledger: StreamingLedger, source: RowSource, round_: int, routes: tuple[int, ...]
+    ledger: StreamingLedger,
+    source: RowSource,
+    round_: int,
+    routes: tuple[int, ...],
+    journal: int | None = None,
 ) -> Task:
-    """Runs the slot of one round whose parcels (ROUTED events, ROWS handed on) the task got."""
+    """Runs the slot of one round whose parcels (ROUTED events, ROWS handed on) the task got;
+    with `journal` (a batch id), it also encodes its journal part (`columnar.journal`)."""
     bins = len(routes)
 
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -207,6 +275,12 @@ def execute_task(
             for p in np.unique(partition):
                 part = out.pending.filter(pa.array(partition == p))
                 rows.append((P.PENDING, int(p), routes[int(p)], 0, P.sealed(part)))
+        if journal is not None:
+            clock.lap("seal")
+            rids = pa.array(out.request_ids, pa.string())
+            csv, digests = slot_part(ledger, journal, out.changes, out.results, out.positions, rids)
+            rows.extend(_journal(slots.pop(), csv, digests))
+            clock.lap("journal")
         yield P.parcels(rows)
         clock.lap("seal")
         yield _profile(clock)
@@ -214,8 +288,9 @@ def execute_task(
     return task
 
 
-def settle_task(ledger: StreamingLedger, source: RowSource) -> Task:
-    """Settles the deferred rows whose PENDING parcels the task got."""
+def settle_task(ledger: StreamingLedger, source: RowSource, journal: int | None = None) -> Task:
+    """Settles the deferred rows whose PENDING parcels the task got; with `journal` (a batch
+    id), it also encodes its journal part (`columnar.journal`)."""
 
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         clock = TaskClock("settle")
@@ -232,12 +307,15 @@ def settle_task(ledger: StreamingLedger, source: RowSource) -> Task:
         finally:
             source.close()
         clock.lap("settle")
-        yield P.parcels(
-            [
-                (P.SETTLED, -1, 0, 0, P.sealed(settled)),
-                (P.OVERFLOWED, -1, 0, 0, P.sealed(overflowed)),
-            ]
-        )
+        rows = [
+            (P.SETTLED, -1, 0, 0, P.sealed(settled)),
+            (P.OVERFLOWED, -1, 0, 0, P.sealed(overflowed)),
+        ]
+        if journal is not None:
+            csv, digests = settled_part(ledger, journal, settled)
+            rows.extend(_journal(TaskContext.get().partitionId(), csv, digests))
+            clock.lap("journal")
+        yield P.parcels(rows)
         yield _profile(clock)
 
     return task
