@@ -10,7 +10,7 @@ from ledger_engine.runtime.serial import run_serial
 def run_spark(spark, ledger, events, state=None, known_requests=None, options=None):
     """Run `events` in parallel on Spark; the result equals `run_serial`'s (see
     `ledger_engine.runtime.spark.runner`). `options` is an `ExecutionOptions` of
-    `ledger_engine.runtime.spark.batch`."""
+    `ledger_engine.runtime.spark.engine`."""
     from ledger_engine.runtime.spark.runner import run_spark as _run_spark
 
     return _run_spark(spark, ledger, events, state, known_requests, options)

@@ -35,8 +35,10 @@ from ledger_engine.apps.bank.ledger import (
 )
 from ledger_engine.core.ingest import ingest_files, nonblank_lines
 from ledger_engine.core.records import APPLIED, DUPLICATE, REJECTED, Event
-from ledger_engine.runtime.spark.admission import screen_files_task
-from ledger_engine.runtime.spark.codec import SCREENED
+from ledger_engine.runtime.columnar import parcels as P
+from ledger_engine.runtime.columnar.admission import positions_of, unit_offsets
+from ledger_engine.runtime.columnar.screening import COUNTS_SCHEMA, ENDED_SCHEMA, LINES_SCHEMA
+from ledger_engine.runtime.spark.tasks import screen_contents_task
 from tests.support.database import rows
 
 LEDGER = build_ledger()
@@ -228,16 +230,29 @@ def assert_every_line_ends_once(files: list[tuple[str, bytes]], expected: Any) -
         assert (x.kind is not None) == (x.outcome == DUPLICATE)
 
 
-def spark_screening(files: list[tuple[str, bytes]]) -> pa.Table:
-    """The Spark screening task run in process over `files` (offsets as the pipeline sets)."""
-    offsets, position = {}, 0
-    for name, content in sorted(files):
-        offsets[name] = position
-        position += sum(1 for _ in nonblank_lines(content))
-    names, contents = zip(*files, strict=True)
-    batch = pa.record_batch({"name": pa.array(names), "content": pa.array(contents, pa.binary())})
-    screened = list(screen_files_task(LEDGER, offsets)(iter([batch])))
-    return pa.Table.from_batches(screened, SCREENED)
+def spark_screening(files: list[tuple[str, bytes]]) -> tuple[pa.Table, pa.Table]:
+    """The pipeline's screening task run in process over `files`: every line as the journal
+    keeps it, and the lines screening ended, each with its batch position (files by name)."""
+    names = sorted(name for name, _ in files)
+    contents = dict(files)
+    batch = pa.record_batch(
+        {
+            "name": pa.array(names, pa.string()),
+            "content": pa.array([contents[n] for n in names], pa.binary()),
+        }
+    )
+    task = screen_contents_task(LEDGER, {name: unit for unit, name in enumerate(names)})
+    opened = list(P.unpacked(task(iter([batch]))))
+
+    def table(kind: int, schema: pa.Schema) -> pa.Table:
+        return P.concatenated([t for k, _, _, t in opened if k == kind], schema)
+
+    offsets = unit_offsets(table(P.COUNT, COUNTS_SCHEMA), len(names))
+    lines, ended = table(P.LINES, LINES_SCHEMA), table(P.ENDED, ENDED_SCHEMA)
+    return (
+        lines.append_column("position", pa.array(positions_of(lines, offsets))),
+        ended.append_column("position", pa.array(positions_of(ended, offsets))),
+    )
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -247,15 +262,19 @@ def test_no_input_crashes_ingest_screening_or_the_serial_runner(files):
 
     assert_every_line_ends_once(files, expected)
     assert expected_batch(LEDGER, files) == expected  # the same outcome on replay
-    screened = spark_screening(files).sort_by("position").to_pydict()
-    assert screened["position"] == list(range(len(expected.lines)))
-    assert screened["raw"] == [
-        line_bytes(files)[x.source_file, x.line_number] for x in expected.lines
+    lines, ended = spark_screening(files)
+    lines = lines.sort_by("position").to_pydict()
+    assert lines["position"] == list(range(len(expected.lines)))
+    assert lines["raw"] == [line_bytes(files)[x.source_file, x.line_number] for x in expected.lines]
+    assert [(f, n) for f, n in zip(lines["source_file"], lines["line_number"], strict=True)] == [
+        (x.source_file, x.line_number) for x in expected.lines
     ]
-    for x, runs, reason, detail in zip(
-        expected.lines, screened["runs"], screened["reason"], screened["detail"], strict=True
+    ended = ended.to_pydict()
+    for position, reason, detail in zip(
+        ended["position"], ended["reason"], ended["detail"], strict=True
     ):
-        if runs is False and x.outcome == REJECTED:  # ended by screening, not by a duplicate
+        x = expected.lines[position]
+        if x.outcome == REJECTED:  # ended by screening, and not a duplicate of an earlier id
             assert (reason, detail) == (x.reason, x.detail)
 
 

@@ -157,15 +157,14 @@ def test_a_row_changed_behind_the_engine_refuses_the_commit(
     )
     with run_lease(engine, "pytest") as lease:
         processor = BatchProcessor(spark, LEDGER, engine, lease)
-        staged, run = processor.stage(1, files_frame(spark, batch))
-        assert staged is not None and run is not None
+        staged, profile = processor.stage(1, files_frame(spark, batch))
+        assert staged is not None and profile is not None
         before = table(engine, "SELECT key, value FROM accounts ORDER BY key")
         with engine.begin() as conn:
             conn.execute(text(statement))
         after_rogue = table(engine, "SELECT key, value FROM accounts ORDER BY key")
         with pytest.raises(CommitRefused, match=f"accounts\\['{culprit}'\\].*changed behind"):
             commit_staged(engine, LEDGER, staged)
-        run.release()
     assert before == [("alice", 100)]
     # Nothing of the refused batch is applied: only the rogue's write shows.
     assert table(engine, "SELECT count(*) FROM ledger_batches") == [(1,)]

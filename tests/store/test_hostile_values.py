@@ -23,7 +23,7 @@ from ledger_engine.core.ingest import ingest_files
 from ledger_engine.core.money import money_text
 from ledger_engine.core.records import Event, RunResult
 from ledger_engine.runtime.serial import run_serial
-from ledger_engine.runtime.spark.postgres import array_value
+from ledger_engine.store.batch_reads import array_value
 from ledger_engine.store.database import libpq_url
 from ledger_engine.store.staging import Stager, net_row
 from tests.support.bank import deposit, lookup, transfer

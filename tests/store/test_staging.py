@@ -9,7 +9,10 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
+import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sqlalchemy import Engine
 
 from ledger_engine.apps.bank.ledger import build_ledger
@@ -25,6 +28,8 @@ from ledger_engine.store.staging import (
     JournalPart,
     Stager,
     copy_statement,
+    csv_of,
+    journal_csv,
     net_row,
     result_row,
 )
@@ -170,10 +175,9 @@ def staged(spark, engine: Engine, lease: RunLease):
     )
     content = "".join(json.dumps(line) + "\n" for line in lines).encode()
     processor = BatchProcessor(spark, build_ledger(), engine, lease)
-    batch, run = processor.stage(0, files_frame(spark, [("b.jsonl", content)]))
-    assert batch is not None and run is not None
-    yield batch
-    run.release()
+    batch, profile = processor.stage(0, files_frame(spark, [("b.jsonl", content)]))
+    assert batch is not None and profile is not None
+    return batch
 
 
 def unpacked(part: JournalPart) -> dict[str, bytes]:
@@ -302,3 +306,35 @@ def test_the_staged_batch_commits_when_nothing_was_touched(engine: Engine, stage
     ]
     assert rows(engine, "SELECT count(*) FROM ledger_events") == [(4,)]
     assert rows(engine, "SELECT count(*) FROM ledger_stage_rows") == [(0,)]
+
+
+TEXTS = st.none() | st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+REJECTION_ROWS = st.lists(
+    st.tuples(
+        st.integers(0, 2**31 - 1),
+        TEXTS,
+        TEXTS,
+        st.text(max_size=5).filter(str.isprintable) | st.just("invalid_event"),
+        st.text(st.characters(blacklist_categories=("Cs",)), max_size=12),
+        st.binary(max_size=12),
+    ),
+    min_size=1,  # a task encodes a table only when it has rows of it
+    max_size=6,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rows=REJECTION_ROWS, batch_id=st.integers(0, 2**31 - 1))
+def test_a_journal_table_encoded_from_columns_is_the_csv_encoded_from_rows(
+    rows: list[tuple], batch_id: int
+) -> None:
+    """The tasks encode their journal from Arrow columns (`journal_csv`); the rows' encoding
+    (`csv_of`) is the reference, byte for byte."""
+    names = JOURNAL_COLUMNS["ledger_rejections"]
+    columns = dict(zip(names, zip(*rows, strict=True), strict=True))
+    types = [pa.int32(), pa.string(), pa.string(), pa.string(), pa.string(), pa.binary()]
+    arrays = {
+        name: pa.array(list(columns[name]), kind)
+        for name, kind in zip(names, types, strict=True)
+    }
+    assert journal_csv(batch_id, arrays) == csv_of({"batch_id": batch_id}, names, rows)

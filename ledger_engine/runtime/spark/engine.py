@@ -83,7 +83,6 @@ from ledger_engine.runtime.columnar.state import ColumnarState
 from ledger_engine.runtime.columnar.typed import key_type
 from ledger_engine.runtime.parallel.plan import Accesses, Schedule, plan, row_id
 from ledger_engine.runtime.spark import tasks
-from ledger_engine.runtime.spark.execution import routes_for
 from ledger_engine.runtime.spark.profile import task_profile
 from ledger_engine.runtime.spark.shipping import ship_application
 from ledger_engine.store.staging import JournalPart
@@ -458,6 +457,21 @@ def _parts(opened: Opened, stages: Sequence[str]) -> list[JournalPart]:
         for (kind, slot, _, table), stage in zip(opened, stages, strict=True)
         if kind == P.JOURNAL
     ]
+
+
+def routes_for(spark: SparkSession, partitions: int) -> tuple[int, ...]:
+    """For each partition number `p`, a value whose hash sends a parcel to partition `p` when
+    repartitioning by it into `partitions` partitions (Spark's own Murmur3 hash, so exact)."""
+    found = (
+        spark.range(0, 64 * partitions)
+        .select("id", F.expr(f"pmod(hash(id), {partitions})").alias("p"))
+        .groupBy("p")
+        .agg(F.min("id").alias("id"))
+        .collect()
+    )
+    routes = {row.p: row.id for row in found}
+    assert len(routes) == partitions, "every partition has a route"
+    return tuple(routes[p] for p in range(partitions))
 
 
 def _kept(into: list, item: Any) -> Any:

@@ -2,7 +2,7 @@
 
 A task keeps a `TaskClock`: each `lap(phase)` charges the time since the previous lap to a
 phase (waiting for input, decoding, reading rows, executing, staging, ...). At its end the
-task emits the totals as one OUTPUT record (tag PROFILE); `task_profile` sums them on the
+task emits the totals as a PROFILE parcel; `task_profile` sums them on the
 driver per stage and phase, and keeps the slowest task of each stage, which is what the stage
 cost in wall time. The benchmark prints it.
 """
@@ -14,10 +14,9 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import pyarrow as pa
 from pyspark import TaskContext
 
-from ledger_engine.runtime.spark.codec import OUTPUT, PICKLE, PROFILE, batch_of
+PICKLE = pickle.HIGHEST_PROTOCOL
 
 
 class TaskClock:
@@ -36,9 +35,6 @@ class TaskClock:
         self.seconds[phase] = self.seconds.get(phase, 0.0) + now - self._last
         self.cpu[phase] = self.cpu.get(phase, 0.0) + cpu - self._last_cpu
         self._last, self._last_cpu = now, cpu
-
-    def record(self) -> pa.RecordBatch:
-        return batch_of(OUTPUT, {"tag": [PROFILE], "blob": [self.report()]})
 
     def report(self) -> bytes:
         """What the task measured, pickled (read by `task_profile`)."""
