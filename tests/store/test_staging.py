@@ -334,7 +334,6 @@ def test_a_journal_table_encoded_from_columns_is_the_csv_encoded_from_rows(
     columns = dict(zip(names, zip(*rows, strict=True), strict=True))
     types = [pa.int32(), pa.string(), pa.string(), pa.string(), pa.string(), pa.binary()]
     arrays = {
-        name: pa.array(list(columns[name]), kind)
-        for name, kind in zip(names, types, strict=True)
+        name: pa.array(list(columns[name]), kind) for name, kind in zip(names, types, strict=True)
     }
     assert journal_csv(batch_id, arrays) == csv_of({"batch_id": batch_id}, names, rows)

@@ -23,9 +23,8 @@ from __future__ import annotations
 
 import json
 import pickle
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -36,7 +35,7 @@ from ledger_engine.core.records import APPLIED, DUPLICATE, REJECTED
 from ledger_engine.runtime.columnar.admission import positions_of
 from ledger_engine.runtime.columnar.screening import LINES_SCHEMA
 from ledger_engine.runtime.columnar.typed import values_of
-from ledger_engine.store.merkle import MODULUS, bucket_deltas
+from ledger_engine.store.merkle import MODULUS, bucket_deltas, bucket_deltas_of_columns
 from ledger_engine.store.staging import JournalPart, journal_csv, json_of, packed, readable
 
 # A task's journal part as a parcel: per ledger table, its row count and CSV, packed as a
@@ -104,25 +103,23 @@ def add_digests(into: Digests, table: pa.Table) -> None:
         into[(name, bucket)] = (into.get((name, bucket), 0) + int(delta)) % MODULUS
 
 
-def row_digests(
-    table: Table,
-    position: np.ndarray,
-    seq: np.ndarray,
-    keys: Sequence[Any],
-    before: Sequence[Any],
-    after: Sequence[Any],
-) -> Digests:
-    """The Merkle bucket deltas of one table's changes (keys and values as Python values):
-    each row from its first change's `before` to its last change's `after`."""
-    order = np.lexsort((seq, position))
-    first: dict[Any, Any] = {}
-    last: dict[Any, Any] = {}
-    for i in order.tolist():
-        key = keys[i]
-        if key not in first:
-            first[key] = before[i]
-        last[key] = after[i]
-    deltas = bucket_deltas((key, first[key], last[key]) for key in first)
+def row_digests(table: Table, changes: pa.Table) -> Digests:
+    """The Merkle bucket deltas of one table's changes (position, seq, key, before, after;
+    keys and values typed as `columnar.typed` says): each row from its first change's
+    `before` to its last change's `after`, netted by Arrow's ordered hash aggregation."""
+    if not len(changes):
+        return {}
+    ordered = changes.sort_by([("position", "ascending"), ("seq", "ascending")])
+    keep_nulls = pc.ScalarAggregateOptions(skip_nulls=False)  # null: the row was absent
+    nets = ordered.group_by("key", use_threads=False).aggregate(
+        [("before", "first", keep_nulls), ("after", "last", keep_nulls)]
+    )
+    keys, before, after = nets.column("key"), nets.column("before_first"), nets.column("after_last")
+    if before.type == pa.binary():  # pickled values: their JSON is Python's to write
+        rows = zip(keys.to_pylist(), values_of(before), values_of(after), strict=True)
+        deltas = bucket_deltas(rows)
+    else:
+        deltas = bucket_deltas_of_columns(keys, before, after)
     return {(table.name, bucket): delta for bucket, delta in deltas.items() if delta}
 
 
@@ -174,16 +171,7 @@ def slot_part(
                 "after": _texts(table, written.column("after")),
             }
         )
-        digests.update(
-            row_digests(
-                table,
-                position.to_numpy(),
-                written.column("seq").to_numpy(),
-                written.column("key").to_pylist(),
-                values_of(written.column("before")),
-                values_of(written.column("after")),
-            )
-        )
+        digests.update(row_digests(table, written))
     if parts:
         columns = {name: _joined([p[name] for p in parts]) for name in parts[0]}
         csv["ledger_change_log"] = (len(columns["seq"]), journal_csv(batch_id, columns))
@@ -251,17 +239,17 @@ def settled_part(
     for i in np.unique(index).tolist():
         table = tables[i]
         mine = settled.filter(pa.array(index == i))
-        keys = mine.column("key").to_pylist()
-        digests.update(
-            row_digests(
-                table,
-                mine.column("position").to_numpy(),
-                mine.column("seq").to_numpy(),
-                [int(k) for k in keys] if table.key_type is int else keys,
-                mine.column("before").to_pylist(),
-                mine.column("after").to_pylist(),
-            )
+        key = mine.column("key")  # as text: an int key's digits
+        changes = pa.table(
+            {
+                "position": mine.column("position"),
+                "seq": mine.column("seq"),
+                "key": key.cast(pa.int64()) if table.key_type is int else key,
+                "before": mine.column("before"),
+                "after": mine.column("after"),
+            }
         )
+        digests.update(row_digests(table, changes))
     return {"ledger_change_log": (len(settled), journal_csv(batch_id, columns))}, digests
 
 
