@@ -15,13 +15,12 @@ from typing import Any
 import psycopg2
 import pyarrow as pa
 import pyarrow.compute as pc
-from psycopg2 import sql
 
 from ledger_engine.core.declarations import Table
+from ledger_engine.store.sql_files import identified, statement
 
-_ARRAY_OF = {str: sql.SQL("%s::text[]"), int: sql.SQL("%s::bigint[]")}
-_READ_ROWS = "SELECT key, value FROM {} WHERE key = ANY({})"
-_EXECUTED = "SELECT request_id, fingerprint FROM ledger_requests WHERE request_id = ANY(%s::text[])"
+_ROWS_BY_KEY = {str: "batch_reads/rows_by_text_key", int: "batch_reads/rows_by_int_key"}
+_EXECUTED = statement("batch_reads/executed_requests")
 EXECUTED_SCHEMA = pa.schema([("request_id", pa.string()), ("fingerprint", pa.string())])
 
 
@@ -67,9 +66,7 @@ class CommittedRows:
         a batch reads the same values: rows an earlier round wrote travel with the batch."""
         with self._connection().cursor() as cursor:
             cursor.execute(
-                sql.SQL(_READ_ROWS).format(
-                    sql.Identifier(table.sql_name), _ARRAY_OF[table.key_type]
-                ),
+                identified(_ROWS_BY_KEY[table.key_type], table=table.sql_name),
                 (array_value(keys),),
             )
             return dict(cursor.fetchall())

@@ -1,0 +1,3 @@
+-- The rows of a text-keyed ledger table among a batch's keys (one array value: see
+-- store/batch_reads.py).
+SELECT key, value FROM {table} WHERE key = ANY(%s::text[]);
