@@ -289,6 +289,16 @@ def _found(sorted_positions: np.ndarray, position: np.ndarray) -> tuple[np.ndarr
     return hit, at
 
 
+def _ended(lines: pa.Table, positions: pa.Array, mine: pa.Array) -> dict[str, pa.Array]:
+    """The position, stream and request id of the lines at `mine`: how a rejection's and a
+    duplicate's journal rows begin."""
+    return {
+        "position": positions.take(mine),
+        "stream": lines.column("stream").take(mine),
+        "request_id": lines.column("request_id").take(mine),
+    }
+
+
 def lines_part(batch_id: int, lines: pa.Table, verdicts: Verdicts) -> dict[str, tuple[int, bytes]]:
     """A unit's lines (`screening.LINES_SCHEMA`) as the journal's events, requests,
     rejections and duplicates."""
@@ -345,9 +355,7 @@ def lines_part(batch_id: int, lines: pa.Table, verdicts: Verdicts) -> dict[str, 
             journal_csv(
                 batch_id,
                 {
-                    "position": positions.take(mine),
-                    "stream": lines.column("stream").take(mine),
-                    "request_id": lines.column("request_id").take(mine),
+                    **_ended(lines, positions, mine),
                     "reason": verdicts.reasons.take(at),
                     "detail": pa.array(
                         [readable(d) for d in verdicts.details.take(at).to_pylist()], pa.string()
@@ -367,9 +375,7 @@ def lines_part(batch_id: int, lines: pa.Table, verdicts: Verdicts) -> dict[str, 
             journal_csv(
                 batch_id,
                 {
-                    "position": positions.take(mine),
-                    "stream": lines.column("stream").take(mine),
-                    "request_id": lines.column("request_id").take(mine),
+                    **_ended(lines, positions, mine),
                     "kind": verdicts.kinds.take(pa.array(duplicate_at[rows])),
                 },
             ),
