@@ -21,6 +21,7 @@ from ledger_engine.store.sql_files import identified, statement
 
 _ROWS_BY_KEY = {str: "batch_reads/rows_by_text_key", int: "batch_reads/rows_by_int_key"}
 _EXECUTED = statement("batch_reads/executed_requests")
+_BY_KEY = statement("batch_reads/by_key")
 EXECUTED_SCHEMA = pa.schema([("request_id", pa.string()), ("fingerprint", pa.string())])
 
 
@@ -57,8 +58,11 @@ class CommittedRows:
 
     def _connection(self) -> Any:
         if not self._conn:
-            self._conn.append(psycopg2.connect(self.dsn))
-            self._conn[0].set_session(readonly=True, autocommit=True)
+            conn = psycopg2.connect(self.dsn)
+            conn.set_session(readonly=True, autocommit=True)
+            with conn.cursor() as cursor:
+                cursor.execute(_BY_KEY)
+            self._conn.append(conn)
         return self._conn[0]
 
     def read(self, round_: int, table: Table, keys: Sequence[Any]) -> dict[Any, Any]:
