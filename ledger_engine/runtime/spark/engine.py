@@ -327,7 +327,8 @@ def journal_batch(
     once round `r` has run."""
 
     def journal(ran: _Ran) -> BatchJournal:
-        rejections, duplicates = _verdicts(ran)
+        executed = _table(ran.outputs, P.OUTCOMES, EXECUTED_SCHEMA)
+        rejections, duplicates = _verdicts(ran, executed)
         verdicts = Verdicts.of(ran.offsets, rejections, duplicates)
         shared = _kept(ran.broadcasts, spark.sparkContext.broadcast(verdicts))
         lines = ran.screened.where(F.col("kind") == P.LINES)
@@ -659,8 +660,9 @@ def _applied(applied: pa.Table, admitted: Admitted) -> pa.Table:
     )
 
 
-def _verdicts(ran: _Ran) -> tuple[pa.Table, pa.Table]:
-    """The batch's rejections (`REJECTIONS_SCHEMA`) and duplicates, by position."""
+def _verdicts(ran: _Ran, executed: pa.Table) -> tuple[pa.Table, pa.Table]:
+    """The batch's rejections (`REJECTIONS_SCHEMA`) and duplicates, by position, given the
+    outcomes of the events that ran (`executed`, the slots' OUTCOMES)."""
     offsets, admitted = ran.offsets, ran.admitted
     duplicates = admitted.duplicate_verdicts(ran.fingerprints)
     ended = _table(ran.collected, P.ENDED, ENDED_SCHEMA)
@@ -668,7 +670,6 @@ def _verdicts(ran: _Ran) -> tuple[pa.Table, pa.Table]:
     ended = ended.filter(
         pc.invert(pc.is_in(ended.column("position"), duplicates.column("position")))
     )
-    executed = _table(ran.outputs, P.OUTCOMES, EXECUTED_SCHEMA)
     failed = executed.filter(pc.is_valid(executed.column("reason")))
     rejections = pa.concat_tables(
         [
@@ -691,9 +692,9 @@ def _verdicts(ran: _Ran) -> tuple[pa.Table, pa.Table]:
 
 
 def _result(ledger: StreamingLedger, ran: _Ran) -> ColumnarRunResult:
-    rejections, duplicates = _verdicts(ran)
     outputs, settled = ran.outputs, ran.settled
     executed = _table(outputs, P.OUTCOMES, EXECUTED_SCHEMA)
+    rejections, duplicates = _verdicts(ran, executed)
     applied = _applied(executed.filter(pc.is_null(executed.column("reason"))), ran.admitted)
     outcomes = outcomes_table(int(ran.offsets[-1]), applied, rejections, duplicates)
     tables = list(ledger.tables.values())

@@ -61,6 +61,21 @@ def _screened(screening: UnitScreening, clock: TaskClock) -> Iterator[pa.RecordB
     clock.lap("seal")
 
 
+def _screened_file(
+    ledger: StreamingLedger,
+    unit: int,
+    name: str,
+    content: bytes,
+    clock: TaskClock,
+    journal: bool = False,
+) -> Iterator[pa.RecordBatch]:
+    """The parcels of one file's screening (its lines kept for the journal if `journal`)."""
+    screening = UnitScreening(ledger, journal)
+    screening.lines(unit, name, nonblank_lines(content))
+    clock.items += screening.counts[unit]
+    yield from _screened(screening, clock)
+
+
 def _journal(
     kind_slot: int, part: dict[str, tuple[int, bytes]], digests: Digests
 ) -> list[tuple[int, int, int, int, bytes]]:
@@ -107,10 +122,7 @@ def screen_files_task(ledger: StreamingLedger) -> Task:
                 ):
                     content = Path(path).read_bytes()
                     clock.lap("input")
-                    screening = UnitScreening(ledger)
-                    screening.lines(unit, Path(path).name, nonblank_lines(content))
-                    clock.items += screening.counts[unit]
-                    yield from _screened(screening, clock)
+                    yield from _screened_file(ledger, unit, Path(path).name, content, clock)
         yield _profile(clock)
 
     return task
@@ -154,11 +166,9 @@ def screen_contents_task(ledger: StreamingLedger, units: dict[str, int]) -> Task
                 contents = batch.column("content").to_pylist()
                 clock.lap("input")
                 for name, content in zip(names, contents, strict=True):
-                    unit = units[name]
-                    screening = UnitScreening(ledger, journal=True)
-                    screening.lines(unit, name, nonblank_lines(content or b""))
-                    clock.items += screening.counts[unit]
-                    yield from _screened(screening, clock)
+                    yield from _screened_file(
+                        ledger, units[name], name, content or b"", clock, journal=True
+                    )
         yield _profile(clock)
 
     return task
