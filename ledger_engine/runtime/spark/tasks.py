@@ -77,14 +77,14 @@ def _screened_file(
 
 
 def _journal(
-    kind_slot: int, part: dict[str, tuple[int, bytes]], digests: Digests
+    slot: int, part: dict[str, tuple[int, bytes]], digests: Digests
 ) -> list[tuple[int, int, int, int, bytes]]:
-    """A task's journal part and Merkle deltas as parcel rows (`slot`: which task of its
-    stage wrote them)."""
-    return [
-        (P.JOURNAL, kind_slot, 0, 0, P.sealed(part_table(part))),
-        (P.DIGESTS, kind_slot, 0, 0, P.sealed(digests_table(digests))),
-    ]
+    """A task's journal part and Merkle deltas (none: no parcel) as parcel rows (`slot`:
+    which task of its stage wrote them)."""
+    rows = [(P.JOURNAL, slot, 0, 0, P.sealed(part_table(part)))]
+    if digests:
+        rows.append((P.DIGESTS, slot, 0, 0, P.sealed(digests_table(digests))))
+    return rows
 
 
 def screen_chunks_task(ledger: StreamingLedger) -> Task:
