@@ -45,6 +45,21 @@ def test_a_row_only_added_to_is_deferred_and_ties_nothing():
     assert len({int(b) for b in schedule.bin}) == 3
 
 
+def test_a_batch_that_runs_in_one_bin_defers_nothing():
+    """Deferring adds pays only where it lets transactions run apart; in one bin of one round
+    it would only add a settling step."""
+    added_and_tied = accesses([(9, ADD), (1, RW)], [(9, ADD), (1, RW)], [(9, ADD), (1, READ)])
+    for schedule in (
+        plan(added_and_tied, 3, 0, rounds=1),
+        plan(accesses([(9, ADD)], [(9, ADD)]), 1, 0),
+    ):
+        assert (
+            len({(int(r), int(b)) for r, b in zip(schedule.round, schedule.bin, strict=True)}) == 1
+        )
+        assert schedule.deferred == frozenset()
+        assert not schedule.deferred_bindings.any()
+
+
 def test_a_row_added_to_and_read_is_ordered():
     schedule = plan(accesses([(9, ADD)], [(9, READ)], [(9, ADD)]), 3, 0, rounds=1)
     assert schedule.deferred == frozenset()

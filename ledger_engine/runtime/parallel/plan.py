@@ -29,7 +29,9 @@ into rounds of fewer transactions, each round's components are small again. A ro
 fixed amount (a Spark job), so `plan` picks the number of rounds that minimises the estimated
 time: `rounds * round_cost + sum of each round's largest bin`, in units of one transaction's
 execution. A workload that cannot be split (every transaction reads and writes one hot row)
-gets one round whose one component runs in one bin: serial execution, plus the fixed cost.
+gets one round whose one component runs in one bin: serial execution, plus the fixed cost;
+such a plan defers no row (in one bin, adds in batch order tie nothing apart), so it needs no
+settling after it.
 
 Cost on the driver: the input is 17 bytes per access; `plan` factorises the row ids (hashing,
 O(A)), then finds components with `scipy.sparse.csgraph.connected_components` over the
@@ -196,6 +198,14 @@ def sorted_rows(accesses: Accesses, forced: frozenset[int]) -> _Rows:
     return _Rows(by_row, starts, ids, classes)
 
 
+def _undeferred(rows: _Rows) -> _Rows:
+    """`rows` with every deferred row ordered: for a batch that runs in one bin of one round,
+    where deferring adds ties nothing apart and would only cost a settling step after it."""
+    classes = rows.classes.copy()
+    classes[classes == RowClass.DEFERRED] = RowClass.ORDERED
+    return _Rows(rows.by_row, rows.starts, rows.ids, classes)
+
+
 def conflict_edges(accesses: Accesses, rows: _Rows) -> tuple[np.ndarray, np.ndarray]:
     """The pairs of transactions that follow each other on an ordered row (the later one
     must see the earlier one's write): a chain per row, which connects exactly the
@@ -310,6 +320,8 @@ def plan(
         lo, hi = np.searchsorted(round_of, [r, r + 1])  # rounds are contiguous slices
         bin_of[lo:hi], biggest = assign_bins(components[lo:hi], bins)
         largest.append(biggest)
+    if rounds == 1 and (count == 0 or bin_of.min() == bin_of.max()):
+        rows = _undeferred(rows)
     lengths = np.diff(np.r_[rows.starts, len(rows.by_row)])
     by_class = np.repeat(rows.classes, lengths)
     deferred_access = np.empty(len(rows.by_row), dtype=bool)

@@ -415,6 +415,7 @@ def _run(
                 events,
                 routing,
                 schedule.rounds,
+                bool(schedule.deferred),
                 routes,
                 source,
                 frames,
@@ -581,6 +582,7 @@ def _execute(
     events: DataFrame,
     routing: RoutingPlan,
     rounds: int,
+    settles: bool,
     routes: tuple[int, ...],
     source: StateRows,
     frames: list[DataFrame],
@@ -589,9 +591,9 @@ def _execute(
     journal: int | None,
     after_round: Callable[[int], None] | None,
 ) -> tuple[Opened, list[str], Opened]:
-    """Route, run every round and settle; the opened parcels of the rounds (and the round
-    each came from) and of settling. With `journal` (a batch id) the tasks encode the
-    journal, and the rounds' changes and results stay in it."""
+    """Route, run every round and settle (where the plan defers rows: `settles`); the opened
+    parcels of the rounds (and the round each came from) and of settling. With `journal` (a
+    batch id) the tasks encode the journal, and the rounds' changes and results stay in it."""
     bins = len(routes)
     shared = _kept(broadcasts, spark.sparkContext.broadcast(routing))
     clock.lap("ship plan")
@@ -626,7 +628,7 @@ def _execute(
     collected.extend(routing_profile)
     stages.extend(["route"] * len(routing_profile))
     settled: Opened = []
-    if pending is not None:
+    if settles and pending is not None:
         task = tasks.settle_task(ledger, source, journal)
         settled = _opened(pending.repartition(bins, "route").mapInArrow(task, P.PARCEL_DDL))
     clock.lap("settle")
