@@ -8,7 +8,15 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger_engine.runtime.parallel.plan import ADD, READ, WRITE, Accesses, assign_bins, plan
+from ledger_engine.runtime.parallel.plan import (
+    ADD,
+    READ,
+    WRITE,
+    Accesses,
+    assign_bins,
+    plan,
+    stable_row_order,
+)
 
 RW = READ | WRITE
 
@@ -140,3 +148,21 @@ def test_bins_keep_components_whole_and_balance_them():
     loads = np.bincount(bins, minlength=2)
     assert loads.sum() == len(components)
     assert largest == loads.max() <= 101
+
+
+INT64 = st.integers(-(2**63), 2**63 - 1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(INT64, min_size=1, max_size=6).flatmap(
+        lambda pool: st.lists(st.sampled_from(pool), max_size=200)
+    ),
+    st.integers(0, 40),
+)
+def test_the_fast_row_order_is_the_stable_sort_by_row(rows: list[int], spare_bits: int) -> None:
+    """Rows sharing their high bits (forced here by a wide index part) are put in order too."""
+    row = np.array(rows, dtype=np.int64)
+    bits = min(max(len(row) - 1, 1).bit_length() + spare_bits, 47)
+    assert np.array_equal(stable_row_order(row, bits), np.argsort(row, kind="stable"))
+    assert np.array_equal(stable_row_order(row), np.argsort(row, kind="stable"))

@@ -135,10 +135,10 @@ def admit_columns(admission: pa.Table, offsets: np.ndarray, known: KnownLookup |
     )
     was_known = pc.is_valid(known_fingerprint).to_numpy(zero_copy_only=False)
     duplicate = (position != first) | was_known
-    runs = admission.column("runs").to_numpy(zero_copy_only=False)
-    runnable = admission.filter(pa.array(runs & ~duplicate)).select(
-        ["position", "request_id", "acc_row", "acc_flags"]
-    )
+    runs = admission.column("runs").to_numpy(zero_copy_only=False) & ~duplicate
+    runnable = admission.select(["position", "request_id", "acc_row", "acc_flags"])
+    if not runs.all():  # filtering copies every column, list columns of keys included
+        runnable = runnable.filter(pa.array(runs))
     dup_rows = pa.array(np.flatnonzero(duplicate))
     duplicates = pa.table(
         {
@@ -156,19 +156,15 @@ def _first_of_id(admission: pa.Table, position: np.ndarray) -> np.ndarray:
     """For each row, the first position in the batch with its request id.
 
     Sorted by the ids' 64-bit hashes: a row whose hash no other row shares is its id's first
-    (the common case, decided with integer sorts alone); the rows whose hashes repeat are
+    (the common case, decided with one sort of integers); the rows whose hashes repeat are
     grouped again by their text, so a hash collision never makes a duplicate."""
     first = position.copy()
     hashes = admission.column("rid_hash").to_numpy()
-    order = np.argsort(hashes, kind="stable")
-    ordered = hashes[order]
-    repeated = np.zeros(len(order), dtype=bool)
-    same = ordered[1:] == ordered[:-1]
-    repeated[1:] |= same
-    repeated[:-1] |= same
-    rows = np.sort(order[repeated])
-    if not len(rows):
+    ordered = np.sort(hashes)
+    repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+    if not len(repeated):
         return first
+    rows = np.flatnonzero(np.isin(hashes, repeated))
     candidates = pa.table(
         {
             "request_id": admission.column("request_id").take(pa.array(rows)),

@@ -171,6 +171,33 @@ class _Rows:
     classes: np.ndarray  # each distinct row's `RowClass`
 
 
+def stable_row_order(row: np.ndarray, index_bits: int | None = None) -> np.ndarray:
+    """`np.argsort(row, kind="stable")`, about four times faster on millions of row ids.
+
+    NumPy sorts int64 values with SIMD but argsorts them, stably, by merging (0.45 s for
+    4x10^6 ids here). So each id's low bits are replaced by its index (`index_bits` of them,
+    enough for every index) and the values sorted: that orders by (high bits, index). Two
+    distinct ids with the same high bits (random ids, a handful per 10^6 at most) leave
+    their high-bits group out of order; such groups are sorted again, stably, by the whole id.
+    """
+    count = len(row)
+    bits = max(count - 1, 1).bit_length() if index_bits is None else index_bits
+    assert (count - 1).bit_length() <= bits < 48, "the index fits and some high bits remain"
+    if count < 2:
+        return np.arange(count, dtype=np.int64)
+    low = np.int64((1 << bits) - 1)
+    keys = (row & ~low) | np.arange(count, dtype=np.int64)
+    keys.sort()
+    order = keys & low
+    high = keys & ~low
+    ordered = row[order]
+    mixed = np.flatnonzero((high[1:] == high[:-1]) & (ordered[1:] != ordered[:-1]))
+    for at in np.unique(high[mixed]):
+        lo, hi = np.searchsorted(high, at, "left"), np.searchsorted(high, at, "right")
+        order[lo:hi] = order[lo:hi][np.argsort(ordered[lo:hi], kind="stable")]
+    return order
+
+
 def sorted_rows(accesses: Accesses, forced: frozenset[int]) -> _Rows:
     """One sort of the accesses by row gives each row's accesses, flags and class.
 
@@ -178,7 +205,7 @@ def sorted_rows(accesses: Accesses, forced: frozenset[int]) -> _Rows:
     row: deferring pays only where two transactions would otherwise be tied (a transaction
     adding through two bindings counts twice; deferring it is merely useless).
     """
-    by_row = np.argsort(accesses.row, kind="stable")
+    by_row = stable_row_order(accesses.row)
     rows = accesses.row[by_row]
     starts = (
         np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]]) if len(rows) else np.zeros(0, np.int64)
@@ -346,8 +373,10 @@ def deferred_masks(accesses: Accesses, deferred: np.ndarray) -> np.ndarray:
     masks = np.zeros(accesses.count, dtype=np.int64)
     if not deferred.any():
         return masks
-    first = np.searchsorted(accesses.txn, accesses.txn)
-    binding = np.arange(len(accesses.txn)) - first
+    txn = accesses.txn
+    starts = np.flatnonzero(np.r_[True, txn[1:] != txn[:-1]])
+    first = np.repeat(starts, np.diff(np.r_[starts, len(txn)]))  # each access's transaction's
+    binding = np.arange(len(txn)) - first
     assert binding.max() < 63, "at most 63 bindings per stream"
     np.bitwise_or.at(masks, accesses.txn[deferred], np.left_shift(1, binding[deferred]))
     return masks
