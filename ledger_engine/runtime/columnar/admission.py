@@ -137,7 +137,7 @@ def admit_columns(admission: pa.Table, offsets: np.ndarray, known: KnownLookup |
     duplicate = (position != first) | was_known
     runs = admission.column("runs").to_numpy(zero_copy_only=False) & ~duplicate
     runnable = admission.select(["position", "request_id", "acc_row", "acc_flags"])
-    if not runs.all():  # filtering copies every column, list columns of keys included
+    if not runs.all():  # filtering copies every column, the list columns of row ids included
         runnable = runnable.filter(pa.array(runs))
     dup_rows = pa.array(np.flatnonzero(duplicate))
     duplicates = pa.table(

@@ -177,8 +177,9 @@ def stable_row_order(row: np.ndarray, index_bits: int | None = None) -> np.ndarr
     NumPy sorts int64 values with SIMD but argsorts them, stably, by merging (0.45 s for
     4x10^6 ids here). So each id's low bits are replaced by its index (`index_bits` of them,
     enough for every index) and the values sorted: that orders by (high bits, index). Two
-    distinct ids with the same high bits (random ids, a handful per 10^6 at most) leave
-    their high-bits group out of order; such groups are sorted again, stably, by the whole id.
+    distinct ids with the same high bits (rare for random ids: about one pair per two batches
+    of 10^6 transfers, 2x10^6 rows in 2^42 values) leave their high-bits group out of order;
+    such groups are sorted again, stably, by the whole id.
     """
     count = len(row)
     bits = max(count - 1, 1).bit_length() if index_bits is None else index_bits
@@ -375,7 +376,8 @@ def deferred_masks(accesses: Accesses, deferred: np.ndarray) -> np.ndarray:
         return masks
     txn = accesses.txn
     starts = np.flatnonzero(np.r_[True, txn[1:] != txn[:-1]])
-    first = np.repeat(starts, np.diff(np.r_[starts, len(txn)]))  # each access's transaction's
+    # For each access, where its transaction's accesses start.
+    first = np.repeat(starts, np.diff(np.r_[starts, len(txn)]))
     binding = np.arange(len(txn)) - first
     assert binding.max() < 63, "at most 63 bindings per stream"
     np.bitwise_or.at(masks, accesses.txn[deferred], np.left_shift(1, binding[deferred]))
