@@ -159,15 +159,12 @@ def execute_slot(
                 strict=True,
             )
         )
-    events = pa.concat_tables(list(routed)) if routed else None
+    events = _in_batch_order(routed)
     out = _Output(ledger)
     request_ids: list[str] = []
     positions: list[int] = []
     lap("rows handed on")
-    if events is not None and len(events):
-        events = events.take(
-            pa.array(np.argsort(events.column("position").to_numpy(), kind="stable"))
-        ).combine_chunks()
+    if events is not None:
         streams = ledger.streams
         positions = events.column("position").to_pylist()
         deferred = events.column("deferred").to_pylist()
@@ -199,6 +196,23 @@ def execute_slot(
     finished.request_ids = request_ids
     lap("finish")
     return finished
+
+
+def _in_batch_order(routed: list[pa.Table]) -> pa.Table | None:
+    """The slot's routed events (`routing.ROUTED_SCHEMA`) joined in batch order, without
+    copying them where it can; None when there are none.
+
+    Each routed table is one unit's events for the slot, in order, and units hold disjoint
+    ranges of positions: put in order of their first positions, the tables are joined as
+    they are (sorting and copying every event's record cost 1.2 s per 10^6 events).
+    """
+    tables = sorted((t for t in routed if len(t)), key=lambda t: t.column("position")[0].as_py())
+    if not tables:
+        return None
+    events = pa.concat_tables(tables)
+    position = events.column("position").to_numpy()
+    assert np.all(position[1:] > position[:-1]), "routed tables of disjoint units, each in order"
+    return events
 
 
 def _read_missing(
