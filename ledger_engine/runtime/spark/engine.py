@@ -415,7 +415,6 @@ def _run(
                 events,
                 routing,
                 schedule.rounds,
-                bool(schedule.deferred),
                 routes,
                 source,
                 frames,
@@ -516,9 +515,7 @@ def _table(opened: Opened, kind: int, schema: pa.Schema) -> pa.Table:
 def _in_unit_order(opened: Opened, kind: int, schema: pa.Schema) -> pa.Table:
     """The parcels of `kind` (one unit's rows each, in order) joined in unit order: so in
     batch order, without a sort."""
-    tables = [t for t in _all(opened, kind) if len(t)]
-    tables.sort(key=lambda t: t.column("unit")[0].as_py())
-    return P.concatenated(tables, schema)
+    return P.concatenated(P.in_first_order(_all(opened, kind), "unit"), schema)
 
 
 def _fingerprints(
@@ -582,7 +579,6 @@ def _execute(
     events: DataFrame,
     routing: RoutingPlan,
     rounds: int,
-    settles: bool,
     routes: tuple[int, ...],
     source: StateRows,
     frames: list[DataFrame],
@@ -591,7 +587,7 @@ def _execute(
     journal: int | None,
     after_round: Callable[[int], None] | None,
 ) -> tuple[Opened, list[str], Opened]:
-    """Route, run every round and settle (where the plan defers rows: `settles`); the opened
+    """Route, run every round and settle (where the plan defers some row); the opened
     parcels of the rounds (and the round each came from) and of settling. With `journal` (a
     batch id) the tasks encode the journal, and the rounds' changes and results stay in it."""
     bins = len(routes)
@@ -628,7 +624,7 @@ def _execute(
     collected.extend(routing_profile)
     stages.extend(["route"] * len(routing_profile))
     settled: Opened = []
-    if settles and pending is not None:
+    if routing.deferred.any() and pending is not None:
         task = tasks.settle_task(ledger, source, journal)
         settled = _opened(pending.repartition(bins, "route").mapInArrow(task, P.PARCEL_DDL))
     clock.lap("settle")
