@@ -234,6 +234,7 @@ def _spark(args: argparse.Namespace) -> dict[str, Any]:
 
 def _spark_run(master: str, ledger, paths: list[Path], state) -> tuple[dict[str, Any], Any]:
     """One measured `run_spark_columnar` (after a warm-up run of one file) on `master`."""
+    from bench.spark_phases import stage_timeline, timeline_rows, uncovered
     from ledger_engine.runtime.spark.engine import ExecutionOptions
     from ledger_engine.runtime.spark.runner import run_spark_columnar
     from ledger_engine.runtime.spark.session import build_session
@@ -242,11 +243,12 @@ def _spark_run(master: str, ledger, paths: list[Path], state) -> tuple[dict[str,
     try:
         run_spark_columnar(spark, ledger, paths[:1], state)  # warm the JVM and the workers
         before = _executor_cpu()
-        started = time.perf_counter()
+        started, started_epoch = time.perf_counter(), time.time()
         result, profile = run_spark_columnar(
             spark, ledger, paths, state, options=ExecutionOptions()
         )
         seconds = time.perf_counter() - started
+        stages = stage_timeline(spark, started_epoch)
         executors = {k: v - before.get(k, 0.0) for k, v in _executor_cpu().items()}
         cores = spark.sparkContext.defaultParallelism
     finally:
@@ -264,6 +266,10 @@ def _spark_run(master: str, ledger, paths: list[Path], state) -> tuple[dict[str,
         "executor_cpu_us_per_event": sum(executors.values()) * 1e6 / events,
         "executor_cores_busy": sum(executors.values()) / seconds / cores,
         "tasks": profile.tasks,
+        # Stage by stage from Spark's status store; the seconds no stage covers are the
+        # driver's own work and Spark's between jobs.
+        "stages": timeline_rows(stages),
+        "outside_stages_seconds": uncovered(stages, seconds),
     }
     return measured, result
 

@@ -256,6 +256,8 @@ def markdown(results: list[dict[str, Any]], comparisons: list[dict[str, Any]], m
                 f"- executors' CPU: {r['executor_cpu_us_per_event']:.1f} us per event"
                 f" ({executors}); {r['executor_cores_busy']:.0%} of their cores busy",
             ]
+        if "stages" in r:
+            lines.append(stage_line(r["stages"], r["outside_stages_seconds"], r["seconds"]))
         if "execute_driver_cpu_us_per_event" in r:
             batches = r.get("batches") or [{}]
             lines.append(
@@ -300,6 +302,16 @@ def markdown(results: list[dict[str, Any]], comparisons: list[dict[str, Any]], m
 # Executor cores the projection is made for, and the database server's cores it assumes.
 PROJECTED_CORES = (2, 4, 16, 64)
 SERVER_CORES = 2
+
+
+def stage_line(stages: list[dict[str, Any]], outside: float, seconds: float) -> str:
+    """A Spark run's stages in one line: each stage's wall seconds and tasks, in order, and
+    the seconds no stage covered (the driver's work and Spark's between jobs)."""
+    spans = ", ".join(f"{s['end'] - s['start']:.1f} s x{s['tasks']}" for s in stages)
+    return (
+        f"- stages (wall s x tasks, in order): {spans}; outside every stage {outside:.1f} s"
+        f" of {seconds:.1f}"
+    )
 
 
 def scale_on_paper(results: list[dict[str, Any]]) -> list[str]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, fields
+from typing import Any
 
 from pyspark.sql import SparkSession
 
@@ -92,3 +93,77 @@ class PhaseProfiler:
         counted.tasks, counted.jobs = stages.tasks, stages.jobs
         self.phases[name] = counted
         self._last = self._now()
+
+
+@dataclass(frozen=True)
+class StageSpan:
+    """One Spark stage on a run's clock: seconds from the run's start to its submission, its
+    first task's launch and its completion; its tasks, their summed run time, its shuffle
+    bytes and the call site Spark names it by."""
+
+    start: float
+    first_task: float
+    end: float
+    tasks: int
+    task_seconds: float
+    shuffle_read_mb: float
+    shuffle_write_mb: float
+    name: str
+
+
+def stage_timeline(spark: SparkSession, since: float) -> list[StageSpan]:
+    """The completed stages submitted at or after `since` (epoch seconds), in order of
+    submission: where a run's wall time went stage by stage. The wall time no stage covers
+    (`uncovered`) is the driver's own work and Spark's between jobs."""
+    sc = spark._jsc.sc()  # type: ignore[union-attr]
+    sc.listenerBus().waitUntilEmpty(10_000)  # the status store learns of stages asynchronously
+    gateway = spark.sparkContext._gateway  # type: ignore[union-attr]
+    no_quantiles = gateway.new_array(gateway.jvm.double, 0)
+    stages = sc.statusStore().stageList(None, False, False, no_quantiles, None).iterator()
+    spans = []
+    while stages.hasNext():
+        stage = stages.next()
+        submitted, completed = stage.submissionTime(), stage.completionTime()
+        if submitted.isEmpty() or completed.isEmpty():
+            continue  # skipped (its output reused) or not over
+        start = submitted.get().getTime() / 1000 - since
+        if start < 0:
+            continue
+        launched = stage.firstTaskLaunchedTime()
+        spans.append(
+            StageSpan(
+                start=start,
+                first_task=launched.get().getTime() / 1000 - since
+                if not launched.isEmpty()
+                else start,
+                end=completed.get().getTime() / 1000 - since,
+                tasks=stage.numCompleteTasks(),
+                task_seconds=stage.executorRunTime() / 1000,
+                shuffle_read_mb=stage.shuffleReadBytes() / 2**20,
+                shuffle_write_mb=stage.shuffleWriteBytes() / 2**20,
+                name=stage.name(),
+            )
+        )
+    return sorted(spans, key=lambda span: span.start)
+
+
+def uncovered(spans: list[StageSpan], wall: float) -> float:
+    """Seconds of `[0, wall]` during which no stage of `spans` ran."""
+    covered, reach = 0.0, 0.0
+    for span in spans:
+        start, end = max(span.start, reach), min(span.end, wall)
+        if end > start:
+            covered += end - start
+        reach = max(reach, span.end)
+    return wall - covered
+
+
+def timeline_rows(spans: list[StageSpan]) -> list[dict[str, Any]]:
+    """The spans as JSON-ready rows (seconds rounded to milliseconds)."""
+    return [
+        {
+            name: round(value, 3) if isinstance(value, float) else value
+            for name, value in vars(span).items()
+        }
+        for span in spans
+    ]
