@@ -247,7 +247,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--no-collect", dest="collect", action="store_false")
     args = parser.parse_args()
-    spark = build_session(args.master, app_name="reconcile-bench")
+    spark = build_session(args.master, app_name="reconcile-bench", jit="full")
     # The generated input reaches Spark through Arrow (not row by row through Python).
     spark.conf.set("spark.sql.execution.arrow.pyspark.enabled", "true")
     console.print(

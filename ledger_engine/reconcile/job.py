@@ -64,6 +64,7 @@ def run_reconciliation(
             app_name="ledger-reconcile",
             driver_host=settings.spark_driver_host,
             driver_memory=settings.spark_driver_memory,
+            jit="full",  # the matcher's joins run in the JVM
         )
         try:
             return reconcile(
