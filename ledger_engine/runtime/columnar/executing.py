@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import msgspec
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ledger_engine.core.declarations import Stream, StreamingLedger, Table
 from ledger_engine.core.records import Change, Rejection, record
@@ -189,7 +190,7 @@ def execute_slot(
             executed = list(execute_bin(rows, runnables))
             lap("execute")
             out.add(runnables, executed)
-            out.carry(runnables, carries.slice(lo, hi - lo).to_pylist())
+            out.carry(runnables, carries.slice(lo, hi - lo))
             lap("columns")
     finished = out.finish(rows)
     finished.positions = np.asarray(positions, np.int64)
@@ -288,7 +289,11 @@ class _Output:
         self.changes: dict[str, list[tuple]] = {name: [] for name in ledger.tables}
         self.results: list[tuple] = []  # (position, seq, result) off the common path
         self.pending: list[tuple] = []
-        self.handoffs: dict[int, set[tuple[int, Any]]] = {}
+        # Per destination slot and table index, the keys handed on (repeats kept until
+        # `_handed`), gathered a chunk at a time.
+        self.handoffs: dict[int, dict[int, list[Any]]] = {}
+        # Per stream (by identity), its bindings' table indexes.
+        self.binding_tables: dict[int, tuple[int, ...]] = {}
         self.change_parts: dict[int, list[pa.Table]] = {}
         self.result_parts: list[pa.Table] = []
 
@@ -351,17 +356,42 @@ class _Output:
             )
         )
 
-    def carry(self, runnables: list[Runnable], carries: list[list[int]]) -> None:
+    def carry(self, runnables: list[Runnable], carries: pa.ChunkedArray) -> None:
         """Note the rows these events hand on after the round (their values are read at the
-        task's end: no later event of the slot touches them)."""
-        for runnable, carry in zip(runnables, carries, strict=True):
-            if carry.count(NO_CARRY) == len(carry):
-                continue
-            for binding, key, slot in zip(
-                runnable.stream.bindings, runnable.keys, carry, strict=True
-            ):
-                if slot != NO_CARRY:
-                    self.handoffs.setdefault(slot, set()).add((self.index[binding.table.name], key))
+        task's end: no later event of the slot touches them).
+
+        `carries` holds, per event, one destination per binding (`NO_CARRY`: none), so its
+        values line up with the events' keys flattened: the accesses handed on are found
+        and grouped by (destination, table) with array operations, and only their keys are
+        picked out in Python (a third of the accesses of a round 0 at 10^6 transfers)."""
+        destination = pc.list_flatten(carries).to_numpy()
+        marked = np.flatnonzero(destination != NO_CARRY)
+        if not len(marked):
+            return
+        keys = list(chain.from_iterable(map(_KEYS, runnables)))
+        tables = np.fromiter(
+            chain.from_iterable(map(self._binding_tables, map(_STREAM, runnables))),
+            np.int64,
+            len(keys),
+        )
+        assert len(keys) == len(destination), "a destination per binding"
+        slot, table = destination[marked].astype(np.int64), tables[marked]
+        order = np.lexsort((table, slot))
+        marked, slot, table = marked[order], slot[order], table[order]
+        picked = [keys[i] for i in marked.tolist()]
+        bounds = np.flatnonzero(np.diff(slot) | np.diff(table)) + 1
+        starts, ends = np.r_[0, bounds].tolist(), np.r_[bounds, len(slot)].tolist()
+        for lo, hi in zip(starts, ends, strict=True):
+            handed = self.handoffs.setdefault(int(slot[lo]), {})
+            handed.setdefault(int(table[lo]), []).extend(picked[lo:hi])
+
+    def _binding_tables(self, stream: Stream) -> tuple[int, ...]:
+        found = self.binding_tables.get(id(stream))
+        if found is None:
+            found = self.binding_tables[id(stream)] = tuple(
+                self.index[b.table.name] for b in stream.bindings
+            )
+        return found
 
     def finish(self, rows: BinRows) -> SlotOutput:
         self._flush()
@@ -469,14 +499,12 @@ class _Output:
 
     def _handed(self, rows: BinRows) -> dict[int, dict[int, pa.Table]]:
         handed: dict[int, dict[int, pa.Table]] = {}
-        for slot, entries in self.handoffs.items():
-            by_table: dict[int, list[Any]] = {}
-            for index, key in entries:
-                by_table.setdefault(index, []).append(key)
+        for slot, by_table in self.handoffs.items():
             handed[slot] = {}
-            for index, keys in by_table.items():
+            for index, repeated in by_table.items():
                 table = self.tables[index]
-                values = [rows[table.name][key] for key in keys]
+                keys = list(dict.fromkeys(repeated))  # once each, in a deterministic order
+                values = list(map(rows[table.name].__getitem__, keys))
                 handed[slot][index] = pa.table(
                     {"key": key_array(table, keys), "value": value_array(table, values)},
                     schema=rows_schema(table),
