@@ -19,6 +19,7 @@ from ledger_engine import run_serial
 from ledger_engine.apps.bank.generator import generate_events
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.core.records import INVALID_EVENT
+from ledger_engine.runtime.columnar.executing import CHUNK
 from ledger_engine.runtime.spark.engine import ExecutionOptions
 from ledger_engine.runtime.spark.runner import run_spark_columnar
 from tests.support.columnar import Lines, record_view_of_events, write_batch
@@ -36,6 +37,8 @@ OPTIONS = st.builds(
     bins=st.sampled_from([1, 2, 3]),
     round_cost=st.just(0),
     rounds=st.sampled_from([None, 2]),
+    # A slot executes its events a chunk at a time: several chunks per slot, or one.
+    chunk=st.sampled_from([1, 2, 7, CHUNK]),
 )
 
 

@@ -24,7 +24,8 @@ def runners(spark) -> dict[str, Runner]:
     return {
         "serial": run_serial,
         "in process, 3 bins": partitioned_runner(bins=3),
-        "spark, 2 bins": spark_runner(spark, ExecutionOptions(bins=2)),
+        # Chunks of 16 events: each slot executes its events over several chunks.
+        "spark, 2 bins, chunks of 16": spark_runner(spark, ExecutionOptions(bins=2, chunk=16)),
     }
 
 

@@ -41,7 +41,12 @@ from ledger_engine.runtime.parallel.plan import row_ids
 from ledger_engine.runtime.parallel.settle import PROBE
 
 PICKLE = pickle.HIGHEST_PROTOCOL
-CHUNK = 4096  # events read from the source and executed at a time
+# Events read from the source and executed at a time. Small enough that a chunk's objects
+# (events, rows read, changes, results) are still in the core's cache when its columns are
+# built: one slot of 2.5x10^5 transfers in one process, 4096 -> 1024 events a chunk, 30.8-32.1
+# -> 27.4-28.0 us per event (decode 2.95 -> 2.2, execute 15.0 -> 12.9, columns 7.0 -> 6.1); a
+# source read in batches (PostgreSQL) then answers four times as many smaller reads.
+CHUNK = 1024
 _JSON = msgspec.json.Encoder(order="sorted")
 _JSON_DECODE = msgspec.json.Decoder().decode
 
@@ -142,13 +147,16 @@ def execute_slot(
     handed_in: Iterable[tuple[int, pa.Table]],
     source: RowSource,
     lap: Callable[[str], None] = lambda phase: None,
+    chunk: int = CHUNK,
 ) -> SlotOutput:
     """Run a slot's events against the rows handed to it and those of `source`.
 
     `routed`: the slot's events in tables of `routing.ROUTED_SCHEMA` (each in batch order);
     `handed_in`: (table index, `rows_schema` table) pairs of rows earlier rounds handed on;
-    `lap(phase)` is called at the end of each phase (for the task's profile).
+    `lap(phase)` is called at the end of each phase (for the task's profile); `chunk`: how
+    many events are read and executed at a time (the output is the same for any).
     """
+    assert chunk >= 1, chunk
     tables = list(ledger.tables.values())
     rows: BinRows = {name: {} for name in ledger.tables}
     for index, handed in handed_in:
@@ -172,8 +180,8 @@ def execute_slot(
         carries = events.column("carry")
         blobs = events.column("event")
         lap("sort")
-        for lo in range(0, len(positions), CHUNK):
-            hi = min(lo + CHUNK, len(positions))
+        for lo in range(0, len(positions), chunk):
+            hi = min(lo + chunk, len(positions))
             runnables = []
             for i, blob in enumerate(blobs.slice(lo, hi - lo).to_pylist(), lo):
                 event, keys = event_of_record(blob)
@@ -394,14 +402,17 @@ class _Output:
         return found
 
     def finish(self, rows: BinRows) -> SlotOutput:
+        """The slot's columns, each table in one chunk: a parcel holds a record batch per
+        chunk, and a few hundred small ones (a chunk's each) compressed worse and cost the
+        task more to seal than one copy into a single chunk."""
         self._flush()
         return SlotOutput(
             self._outcomes(),
             {
-                index: pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+                index: pa.concat_tables(parts).combine_chunks()
                 for index, parts in self.change_parts.items()
             },
-            P.concatenated(self.result_parts, RESULTS_SCHEMA),
+            P.concatenated(self.result_parts, RESULTS_SCHEMA).combine_chunks(),
             _table(self.pending, PENDING_SCHEMA),
             self._handed(rows),
             len(self.executed),

@@ -54,12 +54,13 @@ from ledger_engine.runtime.columnar.admission import (
 )
 from ledger_engine.runtime.columnar.carry import carry_slots, slots
 from ledger_engine.runtime.columnar.executing import (
-    OUTCOMES_SCHEMA as EXECUTED_SCHEMA,
-)
-from ledger_engine.runtime.columnar.executing import (
+    CHUNK,
     RESULTS_SCHEMA,
     RowSource,
     changes_schema,
+)
+from ledger_engine.runtime.columnar.executing import (
+    OUTCOMES_SCHEMA as EXECUTED_SCHEMA,
 )
 from ledger_engine.runtime.columnar.journal import (
     Digests,
@@ -96,12 +97,14 @@ class ExecutionOptions:
 
     `bins`: tasks per round (default: the session's default parallelism). `round_cost`: what
     a round's fixed cost (a Spark job) is worth in executed transactions, for choosing the
-    number of rounds. `rounds`: a fixed number of rounds instead.
+    number of rounds. `rounds`: a fixed number of rounds instead. `chunk`: how many events a
+    task reads rows for and executes at a time (`columnar.executing.CHUNK`).
     """
 
     bins: int | None = None
     round_cost: int = 20_000
     rounds: int | None = None
+    chunk: int = CHUNK
 
 
 class Units(Protocol):
@@ -415,6 +418,7 @@ def _run(
                 events,
                 routing,
                 schedule.rounds,
+                options.chunk,
                 routes,
                 source,
                 frames,
@@ -579,6 +583,7 @@ def _execute(
     events: DataFrame,
     routing: RoutingPlan,
     rounds: int,
+    chunk: int,
     routes: tuple[int, ...],
     source: StateRows,
     frames: list[DataFrame],
@@ -606,7 +611,7 @@ def _execute(
         work = routed.where((F.col("slot") >= lo) & (F.col("slot") < hi))
         if handed is not None:
             work = work.unionByName(handed.where((F.col("slot") >= lo) & (F.col("slot") < hi)))
-        task = tasks.execute_task(ledger, source, round_, routes, journal)
+        task = tasks.execute_task(ledger, source, round_, routes, journal, chunk)
         output = _kept(
             frames, work.repartition(bins, "route").mapInArrow(task, P.PARCEL_DDL).persist()
         )

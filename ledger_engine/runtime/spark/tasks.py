@@ -23,7 +23,12 @@ from ledger_engine.core.ingest import nonblank_lines
 from ledger_engine.core.records import Event
 from ledger_engine.runtime.columnar import parcels as P
 from ledger_engine.runtime.columnar.admission import FINGERPRINTS_SCHEMA, positions_of
-from ledger_engine.runtime.columnar.executing import RowSource, execute_slot, settle_partition
+from ledger_engine.runtime.columnar.executing import (
+    CHUNK,
+    RowSource,
+    execute_slot,
+    settle_partition,
+)
 from ledger_engine.runtime.columnar.journal import (
     Digests,
     Verdicts,
@@ -242,9 +247,11 @@ def execute_task(
     round_: int,
     routes: tuple[int, ...],
     journal: int | None = None,
+    chunk: int = CHUNK,
 ) -> Task:
-    """Runs the slot of one round whose parcels (ROUTED events, ROWS handed on) the task got;
-    with `journal` (a batch id), it also encodes its journal part (`columnar.journal`)."""
+    """Runs the slot of one round whose parcels (ROUTED events, ROWS handed on) the task got,
+    `chunk` events at a time; with `journal` (a batch id), it also encodes its journal part
+    (`columnar.journal`)."""
     bins = len(routes)
 
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -267,7 +274,7 @@ def execute_task(
         source.open()
         try:
             with gc_paused():
-                out = execute_slot(ledger, routed, handed, source, clock.lap)
+                out = execute_slot(ledger, routed, handed, source, clock.lap, chunk)
         finally:
             source.close()
         clock.items += out.events
