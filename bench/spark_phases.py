@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -60,18 +61,10 @@ class PhaseProfiler:
     def _stages(self) -> Snapshot:
         """The task time, GC, shuffle and tasks of the stages since the last mark (all of
         them complete then: a phase ends with an action's result)."""
-        sc = self._spark._jsc.sc()  # type: ignore[union-attr]
-        # The status store learns of ended tasks through the (asynchronous) listener bus:
-        # let it catch up, or a phase's last stages would be counted in the next one.
-        sc.listenerBus().waitUntilEmpty(10_000)
-        gateway = self._spark.sparkContext._gateway  # type: ignore[union-attr]
-        no_quantiles = gateway.new_array(gateway.jvm.double, 0)
-        stages = sc.statusStore().stageList(None, False, False, no_quantiles, None).iterator()
         task = gc = shuffle = 0.0
         tasks = 0
         newest = self._seen_stage
-        while stages.hasNext():
-            stage = stages.next()
+        for stage in _stages_of(self._spark):
             if stage.stageId() <= self._seen_stage:
                 continue
             newest = max(newest, stage.stageId())
@@ -95,6 +88,19 @@ class PhaseProfiler:
         self._last = self._now()
 
 
+def _stages_of(spark: SparkSession) -> Iterator[Any]:
+    """Every stage Spark's status store holds (its `StageData`), once the store has caught
+    up: it learns of ended tasks through the (asynchronous) listener bus, and a stage read
+    before then would be counted late or not at all."""
+    sc = spark._jsc.sc()  # type: ignore[union-attr]
+    sc.listenerBus().waitUntilEmpty(10_000)
+    gateway = spark.sparkContext._gateway  # type: ignore[union-attr]
+    no_quantiles = gateway.new_array(gateway.jvm.double, 0)
+    stages = sc.statusStore().stageList(None, False, False, no_quantiles, None).iterator()
+    while stages.hasNext():
+        yield stages.next()
+
+
 @dataclass(frozen=True)
 class StageSpan:
     """One Spark stage on a run's clock: seconds from the run's start to its submission, its
@@ -115,14 +121,8 @@ def stage_timeline(spark: SparkSession, since: float) -> list[StageSpan]:
     """The completed stages submitted at or after `since` (epoch seconds), in order of
     submission: where a run's wall time went stage by stage. The wall time no stage covers
     (`uncovered`) is the driver's own work and Spark's between jobs."""
-    sc = spark._jsc.sc()  # type: ignore[union-attr]
-    sc.listenerBus().waitUntilEmpty(10_000)  # the status store learns of stages asynchronously
-    gateway = spark.sparkContext._gateway  # type: ignore[union-attr]
-    no_quantiles = gateway.new_array(gateway.jvm.double, 0)
-    stages = sc.statusStore().stageList(None, False, False, no_quantiles, None).iterator()
     spans = []
-    while stages.hasNext():
-        stage = stages.next()
+    for stage in _stages_of(spark):
         submitted, completed = stage.submissionTime(), stage.completionTime()
         if submitted.isEmpty() or completed.isEmpty():
             continue  # skipped (its output reused) or not over
