@@ -20,6 +20,8 @@ SETTLED, OVERFLOWED, FINGERPRINTS, PROFILE = range(10, 14)
 # For the system of record (`columnar.journal`): a unit's lines, a task's journal part, the
 # Merkle deltas of the rows a task changed.
 LINES, JOURNAL, DIGESTS = range(14, 17)
+# A batch's plan (`columnar.planning.PlannedBatch`), made by one task for the driver.
+PLAN = 17
 
 # A row of parcels: `slot` is the plan slot (round * bins + bin) a parcel goes to, or -1;
 # `route` a value whose hash sends it to the task of its bin; `part` a kind-specific number
@@ -40,12 +42,15 @@ PARCEL_DDL = "kind tinyint, slot int, route bigint, part bigint, blob binary"
 # the events, changes and results of 3x10^5 transfers to a fraction of their size for less
 # CPU than the JVM spent moving the difference (JVM 9.7 -> 4.5 CPU s, workers unchanged).
 _SEALING = pa.ipc.IpcWriteOptions(compression="zstd")
+_PLAIN = pa.ipc.IpcWriteOptions()
 
 
-def sealed(table: pa.Table | pa.RecordBatch) -> bytes:
-    """A table as the bytes of one Arrow IPC stream."""
+def sealed(table: pa.Table | pa.RecordBatch, compressed: bool = True) -> bytes:
+    """A table as the bytes of one Arrow IPC stream (its buffers compressed unless told not:
+    a parcel that crosses Spark once, straight to the driver, is cheaper to move as it is)."""
     sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema, options=_SEALING) as writer:
+    options = _SEALING if compressed else _PLAIN
+    with pa.ipc.new_stream(sink, table.schema, options=options) as writer:
         writer.write(table)
     return sink.getvalue().to_pybytes()
 

@@ -38,7 +38,8 @@ from ledger_engine.runtime.columnar.journal import (
     settled_part,
     slot_part,
 )
-from ledger_engine.runtime.columnar.routing import RoutingPlan, routed_tables
+from ledger_engine.runtime.columnar.planning import PlanRequest, planned_batch, routing_of
+from ledger_engine.runtime.columnar.routing import routed_tables
 from ledger_engine.runtime.columnar.screening import UnitScreening, event_of_record
 from ledger_engine.runtime.columnar.settling import settle_pending
 from ledger_engine.runtime.gc_pause import gc_paused
@@ -218,12 +219,35 @@ def fingerprint_task(ledger: StreamingLedger, wanted: Broadcast, offsets: np.nda
     return task
 
 
+def plan_task(request: Broadcast) -> Task:
+    """The batch's plan (`columnar.planning`) as one PLAN parcel (`PLAN_SCHEMA`: its shape and
+    its routing sealed); its input is a single placeholder row. The driver forwards the sealed
+    routing to the route tasks as it is: it never holds the plan's arrays."""
+
+    def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        clock = TaskClock("plan")
+        for _ in batches:  # the placeholder
+            pass
+        asked: PlanRequest = request.value
+        clock.lap("input")
+        planned = planned_batch(asked)
+        clock.items += len(asked.runnable)
+        clock.lap("plan")
+        # Not compressed again: the routing is sealed compressed already.
+        yield P.parcels([(P.PLAN, -1, 0, 0, P.sealed(planned.shape(), compressed=False))])
+        clock.lap("seal")
+        yield _profile(clock)
+
+    return task
+
+
 def route_task(plan: Broadcast, routes: tuple[int, ...]) -> Task:
-    """Stored events (EVENTS parcels) cut into one ROUTED parcel per slot."""
+    """Stored events (EVENTS parcels) cut into one ROUTED parcel per slot; `plan` holds the
+    routing plan sealed (`planning.sealed_routing`)."""
 
     def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         clock = TaskClock("route")
-        routing: RoutingPlan = plan.value
+        routing = routing_of(plan.value)
         bins = len(routes)
         clock.lap("plan")
         for _, _, _, events in P.unpacked(batches):
