@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ledger_engine.runtime.columnar.carry import carry_slots, slots
 from ledger_engine.runtime.columnar.routing import RoutingPlan
