@@ -265,6 +265,10 @@ def _spark_run(master: str, ledger, paths: list[Path], state) -> tuple[dict[str,
         "executor_cpu": executors,
         "executor_cpu_us_per_event": sum(executors.values()) * 1e6 / events,
         "executor_cores_busy": sum(executors.values()) / seconds / cores,
+        # The plan task runs once per batch: executors' CPU that no number of cores divides.
+        "plan_cpu_us_per_event": sum(profile.tasks.get("plan", {}).get("cpu", {}).values())
+        * 1e6
+        / events,
         "tasks": profile.tasks,
         # Stage by stage from Spark's status store; the seconds no stage covers are the
         # driver's own work and Spark's between jobs.

@@ -319,9 +319,10 @@ def scale_on_paper(results: list[dict[str, Any]]) -> list[str]:
     """Markdown lines: the throughput projected for more executor cores from this run's
     measured parts, per uniform measurement of `spark-2` at the largest size.
 
-    Three parts, each a cap on transactions per second: the executors' CPU per event (JVM
-    and Python workers), which spreads over their cores; the driver's CPU per event, which
-    does not; and, for the pipeline, PostgreSQL's CPU per committed event (commit and batch
+    Four parts, each a cap on transactions per second: the executors' CPU per event (JVM
+    and Python workers), which spreads over their cores, less the plan task's; the plan
+    task's CPU per event (one task per batch) and the driver's, which do not; and, for the
+    pipeline, PostgreSQL's CPU per committed event (commit and batch
     audit, from `pipeline-2`'s server processes), on a server of `SERVER_CORES` cores. The
     projection is the smallest cap: it assumes the per-event costs stay as measured (no
     network, a driver on a core of its own), so it is a ceiling, not a forecast.
@@ -337,7 +338,8 @@ def scale_on_paper(results: list[dict[str, Any]]) -> list[str]:
     spark = found.get("spark-2")
     if not spark or "executor_cpu_us_per_event" not in spark:
         return []
-    executor_us = spark["executor_cpu_us_per_event"]
+    plan_us = spark.get("plan_cpu_us_per_event", 0.0)
+    executor_us = spark["executor_cpu_us_per_event"] - plan_us
     driver_us = spark["driver_cpu_us_per_event"]
     pipeline = found.get("pipeline-2")
     commit_us = None
@@ -348,8 +350,8 @@ def scale_on_paper(results: list[dict[str, Any]]) -> list[str]:
         "",
         f"## Scale on paper (uniform, {largest:,} events)",
         "",
-        f"From this run: executors {executor_us:.1f} us of CPU per event, driver"
-        f" {driver_us:.2f} us per event"
+        f"From this run: executors {executor_us:.1f} us of CPU per event besides the plan"
+        f" task's {plan_us:.2f}, driver {driver_us:.2f} us per event"
         + (
             f", PostgreSQL {commit_us:.0f} us per committed event (a server of"
             f" {SERVER_CORES} cores)"
@@ -359,17 +361,22 @@ def scale_on_paper(results: list[dict[str, Any]]) -> list[str]:
         + ". Each caps the throughput; the smallest limits (the pipeline's execution taken as"
         " `run_spark`'s).",
         "",
-        "| executor cores | executors' cap | driver's cap | `run_spark` | pipeline |",
-        "| ---: | ---: | ---: | ---: | ---: |",
+        "| executor cores | executors' cap | plan task's cap | driver's cap | `run_spark` |"
+        " pipeline |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for cores in PROJECTED_CORES:
         caps = {"executors": cores * 1e6 / executor_us, "driver": 1e6 / driver_us}
+        if plan_us:
+            caps["plan task"] = 1e6 / plan_us
         spark_cap = min(caps.items(), key=lambda c: c[1])
         if commit_us:
             caps["PostgreSQL"] = SERVER_CORES * 1e6 / commit_us
         pipeline_cap = min(caps.items(), key=lambda c: c[1])
         lines.append(
-            f"| {cores} | {caps['executors']:,.0f} | {caps['driver']:,.0f} |"
+            f"| {cores} | {caps['executors']:,.0f} |"
+            + (f" {caps['plan task']:,.0f} |" if plan_us else " - |")
+            + f" {caps['driver']:,.0f} |"
             f" {spark_cap[1]:,.0f} ({spark_cap[0]}) |"
             + (f" {pipeline_cap[1]:,.0f} ({pipeline_cap[0]}) |" if commit_us else " |")
         )

@@ -6,7 +6,12 @@ from __future__ import annotations
 from bench.run import scale_on_paper
 
 
-def _measured(executor_us: float, driver_us: float, backends_seconds: float | None) -> list[dict]:
+def _measured(
+    executor_us: float,
+    driver_us: float,
+    backends_seconds: float | None,
+    plan_us: float | None = None,
+) -> list[dict]:
     spark = {
         "variant": "spark-2",
         "workload": "uniform",
@@ -14,6 +19,8 @@ def _measured(executor_us: float, driver_us: float, backends_seconds: float | No
         "executor_cpu_us_per_event": executor_us,
         "driver_cpu_us_per_event": driver_us,
     }
+    if plan_us is not None:
+        spark["plan_cpu_us_per_event"] = plan_us
     if backends_seconds is None:
         return [spark]
     pipeline = {
@@ -33,19 +40,32 @@ def _rows(lines: list[str]) -> dict[int, list[str]]:
 
 def test_the_executors_limit_few_cores_and_the_driver_many() -> None:
     rows = _rows(scale_on_paper(_measured(executor_us=50.0, driver_us=5.0, backends_seconds=None)))
-    assert rows[2][:3] == ["40,000", "200,000", "40,000 (executors)"]
-    assert rows[4][2] == "80,000 (executors)"
-    assert rows[16][2] == "200,000 (driver)"
-    assert rows[64][2] == "200,000 (driver)"
-    assert rows[2][3] == "", "no pipeline measured: no pipeline column"
+    assert rows[2][:4] == ["40,000", "-", "200,000", "40,000 (executors)"]
+    assert rows[4][3] == "80,000 (executors)"
+    assert rows[16][3] == "200,000 (driver)"
+    assert rows[64][3] == "200,000 (driver)"
+    assert rows[2][4] == "", "no pipeline measured: no pipeline column"
+
+
+def test_the_plan_task_is_a_cap_no_number_of_cores_raises() -> None:
+    """The plan task's CPU is among the executors' but runs once per batch: it is taken out
+    of what the cores divide and caps on its own."""
+    rows = _rows(
+        scale_on_paper(
+            _measured(executor_us=52.0, driver_us=1.0, backends_seconds=None, plan_us=2.0)
+        )
+    )
+    assert rows[2][:4] == ["40,000", "500,000", "1,000,000", "40,000 (executors)"]
+    assert rows[16][3] == "320,000 (executors)"
+    assert rows[64][3] == "500,000 (plan task)"
 
 
 def test_the_pipeline_is_capped_by_postgresql_at_its_measured_cost() -> None:
     # 100 CPU seconds of backends for 10^6 committed events: 100 us each, 2 server cores.
     rows = _rows(scale_on_paper(_measured(executor_us=50.0, driver_us=5.0, backends_seconds=100)))
-    assert rows[2][3] == "20,000 (PostgreSQL)"
-    assert rows[64][3] == "20,000 (PostgreSQL)"
-    assert rows[64][2] == "200,000 (driver)"
+    assert rows[2][4] == "20,000 (PostgreSQL)"
+    assert rows[64][4] == "20,000 (PostgreSQL)"
+    assert rows[64][3] == "200,000 (driver)"
 
 
 def test_nothing_is_projected_without_a_spark_measurement() -> None:
