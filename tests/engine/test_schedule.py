@@ -14,6 +14,7 @@ from ledger_engine.runtime.parallel.plan import (
     WRITE,
     Accesses,
     assign_bins,
+    deferred_masks,
     plan,
     stable_row_order,
 )
@@ -166,3 +167,27 @@ def test_the_fast_row_order_is_the_stable_sort_by_row(rows: list[int], spare_bit
     bits = min(max(len(row) - 1, 1).bit_length() + spare_bits, 47)
     assert np.array_equal(stable_row_order(row, bits), np.argsort(row, kind="stable"))
     assert np.array_equal(stable_row_order(row), np.argsort(row, kind="stable"))
+
+
+@st.composite
+def accesses_and_deferred(draw: st.DrawFn) -> tuple[Accesses, np.ndarray]:
+    """Transactions of 0-5 bindings each, and which of their accesses are deferred."""
+    widths = draw(st.lists(st.integers(0, 5), max_size=30))
+    txn = [t for t, width in enumerate(widths) for _ in range(width)]
+    rows = draw(st.lists(st.integers(0, 9), min_size=len(txn), max_size=len(txn)))
+    deferred = draw(st.lists(st.booleans(), min_size=len(txn), max_size=len(txn)))
+    found = Accesses.from_lists(len(widths), txn, rows, [ADD] * len(txn))
+    return found, np.array(deferred, dtype=bool)
+
+
+@settings(max_examples=200, deadline=None)
+@given(accesses_and_deferred())
+def test_a_transactions_deferred_mask_has_the_bit_of_each_deferred_binding(case):
+    accesses, deferred = case
+    expected = [0] * accesses.count
+    binding = 0
+    for i, t in enumerate(accesses.txn.tolist()):
+        binding = 0 if i == 0 or accesses.txn[i - 1] != t else binding + 1
+        if deferred[i]:
+            expected[t] |= 1 << binding
+    assert deferred_masks(accesses, deferred).tolist() == expected
