@@ -41,6 +41,9 @@ def requests(draw: st.DrawFn) -> PlanRequest:
             "acc_flags": pa.array([[f for _, f in e] for e in events], pa.list_(pa.int8())),
         }
     )
+    # In chunks, as a batch's admission joins its units' columns (each chunk a slice).
+    cut = draw(st.integers(0, len(events)))
+    runnable = pa.concat_tables([runnable.slice(0, cut), runnable.slice(cut)])
     return PlanRequest(
         runnable,
         np.array([0, at + draw(st.integers(0, 2))], dtype=np.int64),
@@ -55,7 +58,7 @@ def requests(draw: st.DrawFn) -> PlanRequest:
 @given(requests())
 def test_the_routing_is_the_schedulers_plan_of_the_runnable_events(request: PlanRequest):
     planned = planned_batch(request)
-    accesses = accesses_of(request.runnable)
+    accesses, _ = accesses_of(request.runnable)
     schedule = plan(accesses, request.bins, request.round_cost, request.forced, request.rounds)
     routing = planned.routing
     count = len(request.runnable)

@@ -96,31 +96,32 @@ def routing_of(sealed: bytes) -> RoutingPlan:
     return routing
 
 
-def accesses_of(runnable: pa.Table) -> Accesses:
-    """The accesses of the runnable events, in their order (the plan's transaction indexes)."""
+def accesses_of(runnable: pa.Table) -> tuple[Accesses, np.ndarray]:
+    """The accesses of the runnable events, in their order (the plan's transaction indexes),
+    and where each event's accesses start among them (their count at the end)."""
     rows = runnable.column("acc_row").combine_chunks()
     flags = runnable.column("acc_flags").combine_chunks().flatten()
     offsets = rows.offsets.to_numpy()
+    starts = (offsets - offsets[0]).astype(np.int64)  # a slice's offsets start where it does
     count = len(runnable)
     # Views, not copies, where the columns already hold the plan's types (they do: row ids
     # are int64, flags int8 of values below 8).
-    return Accesses(
+    accesses = Accesses(
         count,
-        np.repeat(np.arange(count, dtype=np.int64), np.diff(offsets)),
+        np.repeat(np.arange(count, dtype=np.int64), np.diff(starts)),
         np.asarray(rows.flatten().to_numpy(zero_copy_only=False), dtype=np.int64),
         np.asarray(flags.to_numpy(zero_copy_only=False)).view(np.uint8),
     )
+    return accesses, starts
 
 
 def planned_batch(request: PlanRequest) -> PlannedBatch:
     """The plan of a batch and where its events and rows go."""
-    accesses = accesses_of(request.runnable)
+    accesses, access_start = accesses_of(request.runnable)
     schedule = plan(accesses, request.bins, request.round_cost, request.forced, request.rounds)
     position = request.runnable.column("position").to_numpy()
     txn_of = np.full(int(request.offsets[-1]), -1, dtype=np.int64)
     txn_of[position] = np.arange(len(position))
-    offsets = request.runnable.column("acc_row").combine_chunks().offsets.to_numpy()
-    access_start = (offsets - offsets[0]).astype(np.int64)
     slot = slots(schedule)
     routing = RoutingPlan(
         request.offsets,
