@@ -230,3 +230,47 @@ def test_the_committed_context_is_current_for_the_batch_suite(database_url: str,
     assert results and all(r.passed for r in results)
     assert _committed_files(copy) == before
     assert (copy / "gx" / "expectations" / "ledger_batch_integrity.json").is_file()
+
+
+CONTIGUOUS = "batch rows in scope are contiguous"
+
+
+def test_rows_of_batches_without_a_batch_row_are_named_past_the_newest_and_below_zero(
+    ledger_url: str, project_root: Path
+):
+    """Rows forged into a batch after the newest (batch 1) and into a batch below 0 are found
+    by the scope's contiguity rule, which reads each log table by its primary key."""
+    tamper(
+        ledger_url,
+        "INSERT INTO ledger_results (batch_id, position, seq, stream, request_id, payload)"
+        " SELECT 5, position, seq, stream, request_id, payload FROM ledger_results"
+        " WHERE batch_id = 1 LIMIT 1",
+        "INSERT INTO ledger_duplicates (batch_id, position, stream, request_id, kind)"
+        " SELECT -3, position, stream, request_id, kind FROM ledger_duplicates"
+        " WHERE batch_id = 1 LIMIT 1",
+    )
+
+    results = audit(ledger_url, project_root)
+
+    orphan = "problem='rows of a batch that has no batch row'"
+    assert failed(results) == {CONTIGUOUS}
+    # The scope starts at batch 1, so batch -3 is the whole-ledger suite's to find.
+    assert results[CONTIGUOUS].findings == (f"batch_id=5, table_name='ledger_results', {orphan}",)
+
+
+def test_the_newest_batch_row_deleted_leaves_its_rows_past_the_newest_named(
+    ledger_url: str, project_root: Path
+):
+    """Without batch 1's row, batch 0 is the newest: batch 1's rows lie past it."""
+    tamper(ledger_url, "DELETE FROM ledger_batches WHERE batch_id = 1")
+
+    results = audit(ledger_url, project_root)
+
+    orphan = "problem='rows of a batch that has no batch row'"
+    assert CONTIGUOUS in failed(results)
+    assert results[CONTIGUOUS].findings == (
+        f"batch_id=1, table_name='ledger_change_log', {orphan}",
+        f"batch_id=1, table_name='ledger_duplicates', {orphan}",
+        f"batch_id=1, table_name='ledger_events', {orphan}",
+        f"batch_id=1, table_name='ledger_results', {orphan}",
+    )

@@ -3,12 +3,15 @@
 -- tables hold rows of but that have no batch row. A gap is one finding naming its first id
 -- (its range in words). Over the scope ({scope}: scope_*.sql; the batch before it was proven
 -- earlier); reads the logs only.
--- A batch without a batch row is either in a gap found here (one probe per log table and
--- missing id), past the scope's last batch, which is the newest (one probe per log table,
--- finding nothing unless rows were forged there), or below batch 0, where no batch can be
--- (looked at by a scope from batch 0 on, one probe per log table): none of this reads a log
--- table's batch ids one by one. Every range is closed (see scope_batches.sql), and rows are
--- read rather than the first looked for: for LIMIT 1 PostgreSQL reads a table from its start.
+-- A batch without a batch row is either in a gap found here, past the scope's last batch,
+-- which is the newest (finding nothing unless rows were forged there), or below batch 0,
+-- where no batch can be (looked at by a scope from batch 0 on). Each log table is read once,
+-- by its primary key (which starts with batch_id), for the rows of those batch ids only: one
+-- condition naming the missing ids as an array, the range past the last batch and the range
+-- below 0, which PostgreSQL reads as one bitmap of the three. No join over the probes: under
+-- the batch audit's settings (nested loops off, `ledger_engine.audit.session`) a join turned
+-- into a sort of every log table's batch ids, a read of the whole history per audit. Every
+-- range is closed (see scope_batches.sql); a NULL bound reads nothing.
 {scope},
 bounds AS MATERIALIZED (
     SELECT GREATEST(s.first_batch - 1, 0) AS low, s.first_batch, s.last_batch FROM scope AS s
@@ -32,16 +35,19 @@ gaps AS (
     ) AS ids
     WHERE ids.batch_id <> ids.previous + 1
 ),
-probes (low, high) AS (
-    SELECT m.batch_id, m.batch_id
-    FROM gaps AS g
-    CROSS JOIN bounds
-    CROSS JOIN LATERAL generate_series(GREATEST(g.first_missing, bounds.first_batch),
-                                       LEAST(g.last_missing, bounds.last_batch)) AS m (batch_id)
-    UNION ALL
-    SELECT bounds.last_batch + 1, 9223372036854775807 FROM bounds
-    UNION ALL
-    SELECT CAST('-9223372036854775808' AS bigint), -1 FROM bounds WHERE bounds.first_batch = 0
+missing AS MATERIALIZED (
+    SELECT ARRAY(
+        SELECT m.batch_id
+        FROM gaps AS g
+        CROSS JOIN bounds
+        CROSS JOIN LATERAL generate_series(GREATEST(g.first_missing, bounds.first_batch),
+                                           LEAST(g.last_missing, bounds.last_batch))
+            AS m (batch_id)
+    ) AS ids,
+    (SELECT bounds.last_batch FROM bounds) + 1 AS past_low,
+    CAST(9223372036854775807 AS bigint) AS past_high,
+    CAST('-9223372036854775808' AS bigint) AS below_low,
+    CASE WHEN (SELECT bounds.first_batch FROM bounds) = 0 THEN CAST(-1 AS bigint) END AS below_high
 ),
 log_batches (table_name, batch_id) AS (
     SELECT 'ledger_events', batch_id FROM ledger_events
@@ -52,11 +58,12 @@ log_batches (table_name, batch_id) AS (
 ),
 orphans AS (
     SELECT DISTINCT l.table_name, l.batch_id
-    FROM probes AS p
-    CROSS JOIN LATERAL (
-        SELECT l.table_name, l.batch_id FROM log_batches AS l
-        WHERE l.batch_id BETWEEN p.low AND p.high
-    ) AS l
+    FROM log_batches AS l
+    WHERE l.batch_id = ANY (CAST((SELECT missing.ids FROM missing) AS bigint[]))
+       OR l.batch_id BETWEEN (SELECT missing.past_low FROM missing)
+                         AND (SELECT missing.past_high FROM missing)
+       OR l.batch_id BETWEEN (SELECT missing.below_low FROM missing)
+                         AND (SELECT missing.below_high FROM missing)
 )
 SELECT first_missing AS batch_id, 'ledger_batches' AS table_name,
        CASE WHEN first_missing = last_missing THEN 'no batch row for this batch id'
