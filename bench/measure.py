@@ -10,8 +10,10 @@ on a standalone cluster of two workers started for it, checked against the seria
 `pipeline` (event files
 in, committed and audited in PostgreSQL), `postgres` (PostgreSQL alone, one transaction per
 transfer), `procedure` (PostgreSQL alone, one PL/pgSQL procedure over the COPYed transfers, one
-transaction), and `seed` (the opening deposits that give a pipeline database its starting
-state).
+transaction), `ledger-run` (end to end as a user runs it: `ledger run --audit` timed whole, Spark's
+start-up and the batch audit included, on an empty database, over `--size` bank events that
+`land_generated` landed before over `--accounts` accounts), and `seed` (the opening deposits
+that give a pipeline database its starting state).
 
 The result is JSON: seconds and transactions per second of the measured part, the peak
 resident memory of this process and all its children (Spark's JVM and Python workers), and
@@ -447,7 +449,63 @@ def _procedure(args: argparse.Namespace) -> dict[str, Any]:
     return outcome
 
 
+# `ledger generate` writes this many events per file: a batch of about `--batch-events` events
+# takes that many events' files.
+GENERATED_PER_FILE = 1_000
+
+
+def _ledger_command(args: argparse.Namespace, *command: str) -> None:
+    """Run `ledger <command>` as a user does, on the database and data folder of `args`."""
+    import subprocess
+    import sys
+
+    env = {
+        **os.environ,
+        "LEDGER_DATABASE_URL": args.database_url,
+        "LEDGER_DATA_DIR": args.data_dir,
+        "LEDGER_SPARK_MASTER": args.master,
+        "LEDGER_FILES_PER_BATCH": str(max(1, args.batch_events // GENERATED_PER_FILE)),
+    }
+    cli = [sys.executable, "-m", "ledger_engine.cli", *command]
+    subprocess.run(cli, env=env, check=True, stdout=subprocess.DEVNULL)
+
+
+def land_generated(args: argparse.Namespace) -> None:
+    """`ledger generate`: `args.size` bank events over `args.accounts` accounts landed in the
+    inbox of `args.data_dir`, for `ledger-run` to take (outside its measuring window)."""
+    _ledger_command(args, "generate", "--events", str(args.size), "--accounts",
+                    str(args.accounts), "--seed", "11", "--tag", "bench")  # fmt: skip
+
+
+def _ledger_run(args: argparse.Namespace) -> dict[str, Any]:
+    """`ledger run --audit` over the `args.size` bank events landed in `args.data_dir`
+    (`land_generated`), timed whole as the command line runs it."""
+    from sqlalchemy import text
+
+    from ledger_engine.apps.bank.ledger import build_ledger
+    from ledger_engine.store.database import connect, ledger_url
+
+    started = time.perf_counter()
+    _ledger_command(args, "run", "--audit")
+    seconds = time.perf_counter() - started
+    engine = connect(ledger_url(args.database_url, build_ledger()))
+    try:
+        with engine.connect() as conn:
+            counts = conn.execute(
+                text(
+                    "SELECT count(*), COALESCE(sum(events_ingested), 0), COALESCE(sum(applied), 0)"
+                    " FROM ledger_batches"
+                )
+            ).one()
+    finally:
+        engine.dispose()
+    batches, ingested, applied = (int(c) for c in counts)
+    assert ingested == args.size, f"{ingested} of {args.size} landed events committed"
+    return {"seconds": seconds, "applied": applied, "batches": batches, "events": ingested}
+
+
 APPROACHES: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
+    "ledger-run": _ledger_run,
     "plain": _plain,
     "serial": _serial,
     "spark": _spark,

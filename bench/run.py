@@ -1,4 +1,4 @@
-"""The benchmark: six ways to execute the same bank transfers, measured side by side.
+"""The benchmark: seven ways to execute the same bank transfers, measured side by side.
 
     bash bench/run.sh [--sizes 10000,100000,1000000] [--workloads uniform,zipf,fee]
                       [--accounts 1000000] [--batch-events 100000] [--skip postgres-1]
@@ -17,7 +17,12 @@ For every workload (`bench/workloads.py`) and size, on the same generated events
 5. `postgres`: PostgreSQL alone, the same transfers as SERIALIZABLE transactions from 1 and
    from 8 client threads;
 6. `procedure`: PostgreSQL alone, the transfers COPYed in and applied, change log included, by
-   one PL/pgSQL procedure in one transaction (`bench/procedure.py`).
+   one PL/pgSQL procedure in one transaction (`bench/procedure.py`);
+7. `ledger-run` (on the `uniform` workload's row only): end to end as a user runs it, `ledger
+   run --audit` over as many bank events as the size (`ledger generate`'s mix of deposits,
+   transfers, lookups, faulty events and retries over `--run-accounts` accounts, landed
+   beforehand) on an empty database, Spark's start-up and the batch audit included; compared
+   with `procedure` at the same size.
 
 Every measurement runs in a process of its own (`bench/measure.py`) and reports its seconds,
 transactions per second and peak memory (its whole process tree). The pipeline and PostgreSQL
@@ -74,9 +79,12 @@ VARIANTS: list[tuple[str, str, dict[str, str]]] = [
     ("postgres-1", "postgres", {"--clients": "1"}),
     ("postgres-8", "postgres", {"--clients": "8"}),
     ("procedure", "procedure", {}),
+    ("ledger-run", "ledger-run", {}),
 ]
 # The approaches that run on a copy of the seed database.
 ON_DATABASE = ("pipeline", "postgres", "procedure")
+# The end-to-end variant measures its own bank events, whatever the workload: one row is enough.
+END_TO_END_WORKLOAD = "uniform"
 
 
 def server_url(work: Path) -> str:
@@ -148,6 +156,8 @@ def run_variant(
     work: Path,
 ) -> dict[str, Any]:
     common = {"--workload": workload, "--size": str(size), "--accounts": str(args.accounts)}
+    if approach == "ledger-run":
+        common.update(end_to_end_options(args, size, server, work))
     if approach in ON_DATABASE:
         common["--database-url"] = database(server, RUN_DB, SEED_DB)
     if approach == "pipeline":
@@ -165,6 +175,39 @@ def run_variant(
     return result
 
 
+def end_to_end_options(
+    args: argparse.Namespace, size: int, server: str, work: Path
+) -> dict[str, str]:
+    """`bench.measure ledger-run`'s options: an empty database and a data folder into which
+    `size` bank events over `args.run_accounts` accounts are landed here, before the measuring
+    process starts (`ledger generate`'s time is not the run's)."""
+    from bench.measure import land_generated
+
+    drop_database(server, RUN_DB)
+    url = create_database(server, RUN_DB)
+    data = work / "ledger-run"
+    shutil.rmtree(data, ignore_errors=True)
+    options = {
+        "--size": str(size),
+        "--accounts": str(args.run_accounts),
+        "--database-url": url,
+        "--data-dir": str(data),
+        "--batch-events": str(args.batch_events),
+        "--master": "local[2]",
+    }
+    land_generated(
+        argparse.Namespace(
+            database_url=url,
+            data_dir=str(data),
+            master="local[2]",
+            batch_events=args.batch_events,
+            size=size,
+            accounts=args.run_accounts,
+        )
+    )
+    return options
+
+
 def ratios(rows: dict[tuple[str, int], dict[str, dict[str, Any]]]) -> list[dict[str, Any]]:
     """The comparisons the issue asks for, per workload and size."""
     out = []
@@ -179,6 +222,7 @@ def ratios(rows: dict[tuple[str, int], dict[str, dict[str, Any]]]) -> list[dict[
             "size": size,
             "pipeline-2 / postgres-8": ratio("pipeline-2", "postgres-8"),
             "pipeline-2 / procedure": ratio("pipeline-2", "procedure"),
+            "ledger-run / procedure": ratio("ledger-run", "procedure"),
             # plain tps over serial tps: how many times the plain loop's per-transfer cost the
             # serial runner pays.
             "serial cost / plain": ratio("plain", "serial"),
@@ -266,6 +310,13 @@ def markdown(results: list[dict[str, Any]], comparisons: list[dict[str, Any]], m
                 f" {r['execute_seconds']:.1f} s in all, {r['execute_seconds'] / len(batches):.1f}"
                 f" s per batch; the driver's CPU {r['execute_driver_cpu_us_per_event']:.2f} us"
                 " per event"
+            )
+        backends = r.get("cpu_seconds", {}).get("PostgreSQL backends")
+        if r["approach"] == "pipeline" and backends and r.get("applied"):
+            lines.append(
+                f"- PostgreSQL's CPU per committed transaction: {backends * 1e6 / r['applied']:.0f}"
+                " us (its backends over the run: the tasks' reads, the commits and the batch"
+                " audits)"
             )
         if "audit_seconds" in r:
             lines.append(f"- batch audits after every batch: {r['audit_seconds']:.1f} s in all")
@@ -437,6 +488,12 @@ def main() -> None:
     parser.add_argument("--accounts", type=int, default=1_000_000)
     parser.add_argument("--batch-events", type=int, default=100_000)
     parser.add_argument(
+        "--run-accounts",
+        type=int,
+        default=100_000,
+        help="accounts of the bank events `ledger-run` runs end to end",
+    )
+    parser.add_argument(
         "--skip",
         default="",
         help="measurements to leave out, comma-separated: a variant (postgres-1), a variant at"
@@ -456,6 +513,7 @@ def main() -> None:
         for workload in workloads
         for variant in VARIANTS
         if not skipped(skip, size, workload, variant[0])
+        and (variant[1] != "ledger-run" or workload == END_TO_END_WORKLOAD)
     ]
     work = Path(tempfile.mkdtemp(prefix="ledger-bench-"))
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
