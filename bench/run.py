@@ -187,25 +187,17 @@ def end_to_end_options(
     url = create_database(server, RUN_DB)
     data = work / "ledger-run"
     shutil.rmtree(data, ignore_errors=True)
-    options = {
-        "--size": str(size),
-        "--accounts": str(args.run_accounts),
-        "--database-url": url,
-        "--data-dir": str(data),
-        "--batch-events": str(args.batch_events),
-        "--master": "local[2]",
-    }
-    land_generated(
-        argparse.Namespace(
-            database_url=url,
-            data_dir=str(data),
-            master="local[2]",
-            batch_events=args.batch_events,
-            size=size,
-            accounts=args.run_accounts,
-        )
+    landing = argparse.Namespace(
+        database_url=url,
+        data_dir=str(data),
+        master="local[2]",
+        batch_events=args.batch_events,
+        size=size,
+        accounts=args.run_accounts,
     )
-    return options
+    land_generated(landing)
+    # The measuring process runs on what was landed: the same settings, as its options.
+    return {f"--{name.replace('_', '-')}": str(value) for name, value in vars(landing).items()}
 
 
 def ratios(rows: dict[tuple[str, int], dict[str, dict[str, Any]]]) -> list[dict[str, Any]]:

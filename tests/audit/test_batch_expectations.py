@@ -22,11 +22,15 @@ from ledger_engine.audit.expectations import DEFAULT_PROJECT_ROOT
 from ledger_engine.audit.findings import CheckResult
 from ledger_engine.store.database import connect
 from tests.audit.test_expectations import (
+    CONTIGUOUS_BATCHES,
     _committed_files,
     by_name,
     failed,
     forge_executed_event,
     tamper,
+)
+from tests.audit.test_expectations import (
+    audit as audit_whole_ledger,
 )
 
 LEDGER = build_ledger()
@@ -235,11 +239,12 @@ def test_the_committed_context_is_current_for_the_batch_suite(database_url: str,
 CONTIGUOUS = "batch rows in scope are contiguous"
 
 
-def test_rows_of_batches_without_a_batch_row_are_named_past_the_newest_and_below_zero(
+def test_rows_forged_past_the_newest_batch_are_named_and_below_zero_left_to_the_whole_ledger(
     ledger_url: str, project_root: Path
 ):
-    """Rows forged into a batch after the newest (batch 1) and into a batch below 0 are found
-    by the scope's contiguity rule, which reads each log table by its primary key."""
+    """Rows forged into a batch after the newest (batch 1) are found by the scope's contiguity
+    rule; rows forged into a batch below 0 lie before the scope (which starts at batch 1), and
+    the whole-ledger suite's rule, whose scope starts at batch 0, finds both."""
     tamper(
         ledger_url,
         "INSERT INTO ledger_results (batch_id, position, seq, stream, request_id, payload)"
@@ -251,11 +256,15 @@ def test_rows_of_batches_without_a_batch_row_are_named_past_the_newest_and_below
     )
 
     results = audit(ledger_url, project_root)
+    whole_ledger = audit_whole_ledger(ledger_url, project_root)
 
     orphan = "problem='rows of a batch that has no batch row'"
     assert failed(results) == {CONTIGUOUS}
-    # The scope starts at batch 1, so batch -3 is the whole-ledger suite's to find.
     assert results[CONTIGUOUS].findings == (f"batch_id=5, table_name='ledger_results', {orphan}",)
+    assert whole_ledger[CONTIGUOUS_BATCHES].findings == (
+        f"batch_id=-3, table_name='ledger_duplicates', {orphan}",
+        f"batch_id=5, table_name='ledger_results', {orphan}",
+    )
 
 
 def test_the_newest_batch_row_deleted_leaves_its_rows_past_the_newest_named(
