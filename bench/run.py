@@ -314,7 +314,7 @@ def markdown(results: list[dict[str, Any]], comparisons: list[dict[str, Any]], m
             lines.append(f"- batch audits after every batch: {r['audit_seconds']:.1f} s in all")
             parts = ", ".join(f"{k} {v:.1f} s" for k, v in r.get("audit_parts", {}).items())
             if parts:
-                # The Merkle part, then the mark begun, run beside the expectations part.
+                # The Merkle part runs beside the expectations part.
                 lines.append(f"- batch audits by part: {parts}")
         batches = r.get("batches") or []
         if batches:

@@ -32,7 +32,7 @@ from ledger_engine.apps import load_ledger
 from ledger_engine.audit.findings import BATCHES, FULL, AuditReport, AuditScope, CheckResult
 from ledger_engine.audit.report import write_report
 from ledger_engine.audit.report.provenance import Provenance, RunBatches
-from ledger_engine.audit.scope import Mark, OpenMark, begin_mark, narrowest, read_scope, record_mark
+from ledger_engine.audit.scope import Mark, narrowest, read_scope, record_mark
 from ledger_engine.audit.verify import verify_ledger
 from ledger_engine.config import Settings
 from ledger_engine.core.declarations import StreamingLedger
@@ -130,14 +130,12 @@ def conclude(
     parts: Sequence[AuditPart],
     reports_dir: Path,
     extra: Sequence[CheckResult] = (),
-    opened: OpenMark | None = None,
     *,
     written_by: Provenance | None = None,
     run: RunBatches | None = None,
 ) -> tuple[AuditReport, Path, Mark | None]:
-    """End an audit made of `parts`: record its mark if every check of every part passed (in
-    `opened`, the mark's transaction begun beside the last part, if given; it is abandoned
-    otherwise), then write the report (`extra` checks, such as the pipeline's, shown first;
+    """End an audit made of `parts`: record its mark if every check of every part passed,
+    then write the report (`extra` checks, such as the pipeline's, shown first;
     they take no part in the mark), saying who wrote it (`written_by`) and which batches the
     pipeline run before the audit added (`run`, if one did). Returns the report, the path of
     its page and the mark (None: none left)."""
@@ -145,12 +143,7 @@ def conclude(
     checks = [check for _, part_checks in parts for check in part_checks]
     mark = None
     if _all_passed(checks):
-        if opened is not None:
-            mark = opened.record(scope, len(checks))
-        else:
-            mark = record_mark(engine, scope, len(checks))
-    elif opened is not None:
-        opened.abandon()
+        mark = record_mark(engine, scope, len(checks))
     report = AuditReport([*extra, *checks], scope)
     page = write_report(engine, report, reports_dir, written_by=written_by, run=run)
     return report, page, mark
@@ -211,10 +204,7 @@ def _audit(
     kind = FULL if full else BATCHES
     # The two parts read the same committed batches on connections of their own and share
     # nothing, so the Great Expectations part runs beside the Merkle part: each mostly waits
-    # on PostgreSQL, which then works on two cores instead of one. The Merkle part ends first
-    # (2.3 s against 5.5 s for a batch of 10^5 transfers); if it passed, the mark's
-    # transaction begins in the time left (`OpenMark`), to be recorded or abandoned once the
-    # other part's verdict is in.
+    # on PostgreSQL, which then works on two cores instead of one.
     seconds: dict[str, float] = {}
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="expectations") as beside:
         expectations = beside.submit(
@@ -229,16 +219,8 @@ def _audit(
             ledger=ledger,
         )
         merkle = _timed(seconds, "merkle part", merkle_audit, settings, kind, engine, ledger=ledger)
-        opened = None
-        if _all_passed(merkle[1]):
-            opened = _timed(seconds, "mark begun beside", begin_mark, engine, merkle[0])
-        try:
-            faults.reach(DURING_AUDITS)
-            parts = [merkle, expectations.result()]
-        except BaseException:
-            if opened is not None:
-                opened.abandon()
-            raise
+        faults.reach(DURING_AUDITS)
+        parts = [merkle, expectations.result()]
     report, path, _ = _timed(
         seconds,
         "mark and report",
@@ -246,7 +228,6 @@ def _audit(
         engine,
         parts,
         settings.reports,
-        opened=opened,
         written_by=written_by,
         run=run,
     )

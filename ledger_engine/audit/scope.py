@@ -18,7 +18,6 @@ from datetime import datetime
 from sqlalchemy import Connection, Engine, text
 
 from ledger_engine.audit.findings import BATCHES, FULL, AuditScope
-from ledger_engine.audit.last_changes import advance
 
 
 @dataclass(frozen=True)
@@ -94,64 +93,12 @@ def narrowest(scopes: Iterable[AuditScope]) -> AuditScope:
 
 
 def record_mark(engine: Engine, scope: AuditScope, checks: int) -> Mark | None:
-    """Record that an audit of `scope` passed all its `checks`, and advance the audits' pointers
-    to each key's last change over the batches it proved (`last_changes.advance`), in one
-    transaction; None (nothing recorded) when no batch had been committed."""
+    """Record that an audit of `scope` passed all its `checks`; None (nothing recorded) when
+    no batch had been committed."""
     if not _markable(scope):
         return None
     with engine.begin() as conn:
-        advance(conn, scope.last_batch)  # first: it serialises audits recording marks at once
         return _insert_mark(conn, scope, checks)
-
-
-class OpenMark:
-    """A mark's transaction begun while the audit's last checks still run (`begin_mark`).
-
-    Advancing the pointers is most of a mark's cost (about a second for a batch of 10^5
-    transfers) and needs only the batches the audit covers, not its verdict: begun beside
-    the audit's slowest part, it uses the core that part leaves idle. Nothing is visible
-    until `record` commits it; `abandon` rolls it back, as a failing audit must.
-    """
-
-    def __init__(self, engine: Engine, scope: AuditScope) -> None:
-        assert _markable(scope), "a scope without batches has no mark to begin"
-        self.engine = engine
-        self.scope = scope
-        self._conn = engine.connect()
-        self._transaction = self._conn.begin()
-        try:
-            advance(self._conn, scope.last_batch)
-        except BaseException:
-            self.abandon()
-            raise
-
-    def record(self, scope: AuditScope, checks: int) -> Mark | None:
-        """`record_mark(engine, scope, checks)`, in this transaction when `scope` ends where
-        the pointers were advanced to; otherwise (a batch committed while the audit ran, and
-        a part that started before it narrowed the scope) this transaction is abandoned and
-        the mark recorded by `record_mark`."""
-        if scope.last_batch != self.scope.last_batch:
-            self.abandon()
-            return record_mark(self.engine, scope, checks)
-        try:
-            mark = _insert_mark(self._conn, scope, checks)
-            self._transaction.commit()
-            return mark
-        finally:
-            self._conn.close()
-
-    def abandon(self) -> None:
-        """Roll the transaction back: no mark, the pointers as they were."""
-        try:
-            self._transaction.rollback()
-        finally:
-            self._conn.close()
-
-
-def begin_mark(engine: Engine, scope: AuditScope) -> OpenMark | None:
-    """The mark of an audit of `scope`, begun before its verdict (see `OpenMark`); None when
-    no batch had been committed (nothing to mark)."""
-    return OpenMark(engine, scope) if _markable(scope) else None
 
 
 def _markable(scope: AuditScope) -> bool:

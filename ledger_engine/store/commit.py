@@ -365,7 +365,7 @@ def _apply_rows(conn: Connection, ledger: StreamingLedger, batch_id: int, clock:
     cursor.execute(_NET_CHANGES)
     clock.lap("apply rows: net changes")
     for table in ledger.tables.values():
-        _apply_table(cursor, table)
+        _apply_table(cursor, table, batch_id)
         clock.lap(f"apply rows: {table.name}")
 
 
@@ -374,11 +374,13 @@ def _apply_rows(conn: Connection, ledger: StreamingLedger, batch_id: int, clock:
 _NET_KINDS = statement("commit/count_net_kinds")
 
 
-def _apply_table(cursor: Any, table: Table) -> None:
-    """One statement per kind of net change, each touching only rows that still hold what
-    the batch read: a row count short of the batch's means the system of record changed
-    behind the engine, and the batch is refused (after undoing this table's statements, so
-    that the refusal can name the rows)."""
+def _apply_table(cursor: Any, table: Table, batch_id: int) -> None:
+    """Link each written row's first change in the batch to the change the row names as its
+    last, then apply the net changes, one statement per kind, each touching only rows that
+    still hold what the batch read and making them name the batch's last change of them: a
+    row count short of the batch's means the system of record changed behind the engine,
+    and the batch is refused (after undoing this table's statements, so that the refusal can
+    name the rows)."""
     ident = sql.Identifier(table.sql_name)
     # The declared table's identifier and its types' fixed fragments (`_KEY`, `_VALUE`,
     # `_HOLDS_BEFORE`), never a value: each statement takes the ones it names.
@@ -392,15 +394,23 @@ def _apply_table(cursor: Any, table: Table) -> None:
     def applying(name: str) -> sql.Composed:
         return sql.SQL(statement(f"commit/{name}")).format(**parts)
 
+    written = {"batch_id": batch_id, "table_name": table.name}
     cursor.execute(applying("lock_table"))
     cursor.execute(_NET_KINDS, (table.name,))
     updates, deletes, inserts = cursor.fetchone()
+    try:
+        cursor.execute(applying("link_changes"), written)
+    except errors.CheckViolation as exc:  # the transaction is rolled back
+        raise CommitRefused(
+            f"batch {batch_id}: a row of {table.name} names a last change that is not before"
+            f" the batch ({exc.diag.message_detail})"
+        ) from exc
     cursor.execute(_APPLY_SAVEPOINT)
-    cursor.execute(applying("apply_updates"), (table.name,))
+    cursor.execute(applying("apply_updates"), written)
     applied = cursor.rowcount == updates
     cursor.execute(applying("apply_deletes"), (table.name,))
     applied = applied and cursor.rowcount == deletes
-    cursor.execute(applying("apply_inserts"), (table.name,))
+    cursor.execute(applying("apply_inserts"), written)
     applied = applied and cursor.rowcount == inserts
     cursor.execute(applying("recreated_present"), (table.name,))
     applied = applied and not cursor.fetchone()[0]

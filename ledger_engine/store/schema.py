@@ -236,6 +236,8 @@ def _generate(cursor: Any, ledger: StreamingLedger, changes: SchemaChanges) -> l
     for table in changes.new_tables:
         if not _adopt(cursor, table):
             statements.append(_create_table(table))
+        else:
+            statements.append(_track_last_changes(table))
     for table, recorded in changes.changed_units:
         if recorded.unit is not None and table.unit is not None:
             _refuse_written_unit(cursor, table, recorded.unit)
@@ -296,13 +298,31 @@ def _adopt(cursor: Any, table: Table) -> bool:
     if not columns:
         return False
     key_type, value_type = declared_shape(table)
-    if columns != {"key": key_type, "value": value_type}:
+    if {k: columns[k] for k in columns if k not in _LAST_CHANGE} != {
+        "key": key_type,
+        "value": value_type,
+    } or columns.keys() & _LAST_CHANGE not in (set(), _LAST_CHANGE.keys()):
         raise SchemaMismatch(
             f"table {table.name!r} of ledger {table.ledger!r} needs the PostgreSQL table "
             f"{table.sql_name!r} with columns key {key_type} and value {value_type}, and a "
             f"table of that name with columns {columns} is in the way"
         )
     return True
+
+
+# The columns naming a declared table's rows' last changes (sql/0025_change_links.sql): a table
+# adopted without them gets them, filled from the change log.
+_LAST_CHANGE = {
+    "last_change_batch": "bigint",
+    "last_change_position": "integer",
+    "last_change_seq": "integer",
+}
+
+
+def _track_last_changes(table: Table) -> sql.Composable:
+    return sql.SQL(statement("schema/track_last_changes")).format(
+        sql_name=sql.Literal(table.sql_name), name=sql.Literal(table.name)
+    )
 
 
 def _refuse_written(cursor: Any, table: Table, recorded: RecordedTable) -> None:

@@ -21,7 +21,6 @@ from sqlalchemy import Engine, text
 
 from ledger_engine.audit.findings import BATCHES, FULL, AuditReport, AuditScope
 from ledger_engine.audit.runner import run_audits
-from ledger_engine.audit.scope import begin_mark, read_scope
 from ledger_engine.cli import main
 from ledger_engine.store.database import connect
 from tests.audit import test_batch_expectations as batch_suite
@@ -119,7 +118,6 @@ def test_the_batch_audit_covers_the_batches_since_the_last_mark_and_leaves_its_o
     assert set(report.seconds) == {
         "merkle part",
         "expectations part",
-        "mark begun beside",
         "mark and report",
     }
     assert all(seconds > 0 for seconds in report.seconds.values())
@@ -278,72 +276,84 @@ def test_the_batch_before_the_scope_must_keep_the_hash_its_audit_proved(
     )
 
 
-# --- A key's change before the scope: the recent batch, or the audits' pointer -------------
+# --- A key's change before the scope: where its commit's link says ------------------------
 
 CHAIN = "accounts change log in scope continues its chain"
+FOLD = "accounts keys written in scope hold their last change"
 # bob's last change of batch 0 (where t1 paid him 30: he has 80 since).
 _BOBS_CHANGE = (
     "SELECT batch_id, position, seq FROM ledger_change_log"
     " WHERE table_name = 'accounts' AND key = 'bob' AND batch_id = 0"
     " ORDER BY position DESC, seq DESC LIMIT 1"
 )
-
-
 _BOB_MADE_81 = (
     f"UPDATE ledger_change_log SET after = '81' WHERE (batch_id, position, seq) = ({_BOBS_CHANGE})"
 )
+# bob's first change of batch 2 (the deposit of `bob_written_again`).
+_BOBS_DEPOSIT = (
+    "SELECT batch_id, position, seq FROM ledger_change_log"
+    " WHERE table_name = 'accounts' AND key = 'bob' AND batch_id = 2"
+)
 
 
-def pointers(engine: Engine) -> dict[tuple[str, str], tuple[int, int, int]]:
+def links(engine: Engine, batch_id: int) -> dict[tuple[str, str], tuple[int, int, int]]:
+    """(table, key) of each change batch `batch_id` links, to the change it links to."""
     with engine.connect() as conn:
         return {
-            (row.table_name, row.key): (row.batch_id, row.position, row.seq)
-            for row in conn.execute(text("SELECT * FROM ledger_audit_last_changes"))
+            (row.table_name, row.key): (row.prev_batch, row.prev_position, row.prev_seq)
+            for row in conn.execute(
+                text(
+                    "SELECT c.table_name, c.key, k.prev_batch, k.prev_position, k.prev_seq"
+                    " FROM ledger_change_links AS k JOIN ledger_change_log AS c"
+                    " USING (batch_id, position, seq) WHERE k.batch_id = :b"
+                ),
+                {"b": batch_id},
+            )
         }
-
-
-def recent_batches(engine: Engine) -> tuple[int, int]:
-    """(recent_from, through) of the audits' pointers."""
-    with engine.connect() as conn:
-        return tuple(
-            conn.execute(
-                text("SELECT recent_from, through FROM ledger_audit_last_changes_through")
-            ).one()
-        )
 
 
 @pytest.fixture
 def bob_written_again(audit, engine_of: Engine, commit_files) -> None:
-    """Batch 1 audited (its mark makes it the recent batch: bob, last written in batch 0, gets
-    a pointer), then batch 2, a deposit to bob: his change before the scope is batch 0's."""
+    """Batch 1 audited, then batch 2, a deposit to bob: his change before the scope is batch
+    0's, which his row names and batch 2's commit links his deposit to."""
     assert audit().passed
     bob_deposit = deposit("d9", "bob", 5, asset="silver", asset_amount=1)
     commit_files(engine_of, 2, [("inbox/0003.jsonl", event_file([bob_deposit]))])
 
 
-def test_a_passing_audit_points_the_keys_only_earlier_batches_wrote_at_their_last_change(
-    audit, engine_of: Engine
+@pytest.mark.usefixtures("bob_written_again")
+def test_the_commit_links_each_key_s_first_change_to_the_change_its_row_named(
+    engine_of: Engine,
 ) -> None:
-    assert recent_batches(engine_of) == (0, 0), "the module's audit of batch 0"
-    assert pointers(engine_of) == {}, "batch 0 is the recent batch: no key needs a pointer"
-
-    audit()
-
     with engine_of.connect() as conn:
         bobs_change = tuple(conn.execute(text(_BOBS_CHANGE)).one())
-    assert recent_batches(engine_of) == (1, 1)
-    assert set(pointers(engine_of)) == {("accounts", "bob"), ("asset_ledger", "silver")}
-    assert pointers(engine_of)[("accounts", "bob")] == bobs_change
+        silver = tuple(
+            conn.execute(
+                text(
+                    "SELECT batch_id, position, seq FROM ledger_change_log"
+                    " WHERE table_name = 'asset_ledger' AND key = 'silver' AND batch_id < 2"
+                    " ORDER BY batch_id DESC, position DESC, seq DESC LIMIT 1"
+                )
+            ).one()
+        )
+        bobs_row = conn.execute(
+            text(
+                "SELECT last_change_batch, last_change_position, last_change_seq"
+                " FROM accounts WHERE key = 'bob'"
+            )
+        ).one()
+        deposit_at = tuple(conn.execute(text(_BOBS_DEPOSIT)).one())
+
+    assert links(engine_of, 2) == {
+        ("accounts", "bob"): bobs_change,
+        ("asset_ledger", "silver"): silver,
+    }
+    assert tuple(bobs_row) == deposit_at, "the row now names its change of batch 2"
 
 
 @pytest.mark.usefixtures("bob_written_again")
-def test_a_change_before_the_recent_batch_is_read_where_its_pointer_points(
-    audit, engine_of: Engine
-) -> None:
-    tamper(
-        engine_of,
-        _BOB_MADE_81,
-    )
+def test_a_change_before_the_scope_is_read_where_the_link_points(audit, engine_of: Engine) -> None:
+    tamper(engine_of, _BOB_MADE_81)
 
     report = audit()
 
@@ -353,9 +363,7 @@ def test_a_change_before_the_recent_batch_is_read_where_its_pointer_points(
 
 
 @pytest.mark.usefixtures("bob_written_again")
-def test_a_pointer_to_a_change_gone_from_the_change_log_is_a_finding(
-    audit, engine_of: Engine
-) -> None:
+def test_a_link_to_a_change_gone_from_the_change_log_is_a_finding(audit, engine_of: Engine) -> None:
     with engine_of.connect() as conn:
         batch_id, position, seq = conn.execute(text(_BOBS_CHANGE)).one()
     tamper(
@@ -376,85 +384,60 @@ def test_a_pointer_to_a_change_gone_from_the_change_log_is_a_finding(
 
 
 @pytest.mark.usefixtures("bob_written_again")
-def test_without_current_pointers_the_change_before_the_scope_is_looked_up_by_key(
-    audit, engine_of: Engine
-) -> None:
+def test_a_link_to_another_key_s_change_is_a_finding(audit, engine_of: Engine) -> None:
+    alices = (
+        "SELECT batch_id, position, seq FROM ledger_change_log"
+        " WHERE table_name = 'accounts' AND key = 'alice' AND batch_id = 0 LIMIT 1"
+    )
     tamper(
         engine_of,
-        _BOB_MADE_81,
-        # As if a mark had been recorded by a version of the audit that keeps no pointers.
-        "UPDATE ledger_audit_last_changes_through SET through = 0, recent_from = 0",
+        "UPDATE ledger_change_links SET (prev_batch, prev_position, prev_seq) ="
+        f" ({alices}) WHERE (batch_id, position, seq) = ({_BOBS_DEPOSIT})",
     )
 
     report = audit()
 
     assert set(failures(report)) == {CHAIN}
-    assert found(report, CHAIN, "key='bob'", "before=80", "previous_after=81")
+    assert found(report, CHAIN, "key='bob'", "is missing from the change log")
 
 
-# --- The mark's transaction, begun beside the audit's last part ---------------------------
+@pytest.mark.usefixtures("bob_written_again")
+def test_a_link_removed_leaves_a_change_that_does_not_start_from_nothing(
+    audit, engine_of: Engine
+) -> None:
+    tamper(
+        engine_of,
+        f"DELETE FROM ledger_change_links WHERE (batch_id, position, seq) = ({_BOBS_DEPOSIT})",
+    )
+
+    report = audit()
+
+    assert set(failures(report)) == {CHAIN}
+    assert found(report, CHAIN, "key='bob'", "first change does not start from nothing")
 
 
-def test_a_failing_expectation_abandons_the_mark_begun_beside_it(audit, engine_of: Engine) -> None:
+@pytest.mark.usefixtures("bob_written_again")
+def test_a_row_naming_another_change_as_its_last_is_a_finding(audit, engine_of: Engine) -> None:
+    """What a row names is what the next commit links the key's change to: a row that names
+    another change is found where the batch that wrote it is in scope."""
+    tamper(engine_of, "UPDATE accounts SET last_change_seq = last_change_seq + 7 WHERE key = 'bob'")
+
+    report = audit()
+
+    assert set(failures(report)) == {FOLD}
+    assert found(report, FOLD, "key='bob'", "row names another change as its last")
+
+
+def test_a_failing_audit_leaves_no_mark(audit, engine_of: Engine) -> None:
     """dave's row changed behind the engine: the Merkle part passes (the change log and the
-    trees agree), so the mark's transaction is begun beside the Great Expectations part,
-    which then fails: neither the mark nor the pointers it advanced may remain."""
+    trees agree) and the Great Expectations part fails: no mark."""
     tamper(engine_of, "UPDATE accounts SET value = value + 1000 WHERE key = 'dave'")
 
     report = audit()
 
     assert all(c.passed for c in report.checks if c.suite == "merkle")
-    assert set(failures(report)) == {"accounts keys written in scope hold their last change"}
+    assert set(failures(report)) == {FOLD}
     assert marks(engine_of) == [(BATCHES, 0, 0)]
-    assert recent_batches(engine_of) == (0, 0)
-    assert pointers(engine_of) == {}
-
-
-def test_an_open_mark_records_what_record_mark_records(engine_of: Engine) -> None:
-    scope = read_scope(engine_of, BATCHES)
-    opened = begin_mark(engine_of, scope)
-    assert opened is not None
-    assert marks(engine_of) == [(BATCHES, 0, 0)], "nothing is visible before it is recorded"
-    assert recent_batches(engine_of) == (0, 0)
-
-    mark = opened.record(scope, checks=3)
-
-    assert mark is not None and (mark.audited_through, mark.checks) == (1, 3)
-    assert marks(engine_of) == [(BATCHES, 0, 0), (BATCHES, 1, 1)]
-    assert recent_batches(engine_of) == (1, 1)
-    assert set(pointers(engine_of)) == {("accounts", "bob"), ("asset_ledger", "silver")}
-
-
-def test_an_abandoned_mark_leaves_nothing(engine_of: Engine) -> None:
-    opened = begin_mark(engine_of, read_scope(engine_of, BATCHES))
-    assert opened is not None
-
-    opened.abandon()
-
-    assert marks(engine_of) == [(BATCHES, 0, 0)]
-    assert recent_batches(engine_of) == (0, 0)
-    assert pointers(engine_of) == {}
-
-
-def test_a_mark_opened_for_more_batches_than_the_audit_covered_records_the_narrower_one(
-    engine_of: Engine,
-) -> None:
-    """A part that read its scope before batch 1 was committed ends the audit at batch 0: the
-    mark opened through batch 1 (by a part that saw it) must not prove batch 1."""
-    opened = begin_mark(engine_of, read_scope(engine_of, BATCHES))
-    assert opened is not None
-    narrower = AuditScope(BATCHES, 1, 0, batch_hash(engine_of, 0))
-
-    mark = opened.record(narrower, checks=3)
-
-    assert mark is not None and mark.audited_through == 0
-    assert marks(engine_of) == [(BATCHES, 0, 0), (BATCHES, 1, 0)]
-    assert recent_batches(engine_of) == (0, 0), "batch 1's keys are not pointed past"
-    assert pointers(engine_of) == {}
-
-
-def test_no_mark_is_begun_for_a_ledger_without_batches(engine: Engine) -> None:
-    assert begin_mark(engine, read_scope(engine, BATCHES)) is None
 
 
 # --- Outside the scope: the full audit's to find ------------------------------------------

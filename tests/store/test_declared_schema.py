@@ -57,6 +57,20 @@ def core_engine(empty_database_url: str) -> Iterator[Engine]:
     engine.dispose()
 
 
+# The columns every declared table has besides its key and value: where its rows' last changes
+# are in the change log (sql/0025_change_links.sql).
+LAST_CHANGE = {
+    "last_change_batch": "bigint",
+    "last_change_position": "integer",
+    "last_change_seq": "integer",
+}
+
+
+def declared(key_type: str, value_type: str) -> dict[str, str]:
+    """The columns of a declared table of these PostgreSQL types."""
+    return {"key": key_type, "value": value_type, **LAST_CHANGE}
+
+
 def columns(engine: Engine, sql_name: str) -> dict[str, str]:
     found = rows(
         engine,
@@ -81,12 +95,9 @@ def test_each_declared_table_gets_a_table_of_its_declared_types(core_engine):
     ledger = ledger_of({"Asset Ledger": (str, dict), "counts": (int, int), "notes": (str, str)})
     assert apply_declared_schema(core_engine, ledger) == 1
     tables = ledger.tables
-    assert columns(core_engine, tables["Asset Ledger"].sql_name) == {
-        "key": "text",
-        "value": "jsonb",
-    }
-    assert columns(core_engine, "counts") == {"key": "bigint", "value": "bigint"}
-    assert columns(core_engine, "notes") == {"key": "text", "value": "text"}
+    assert columns(core_engine, tables["Asset Ledger"].sql_name) == declared("text", "jsonb")
+    assert columns(core_engine, "counts") == declared("bigint", "bigint")
+    assert columns(core_engine, "notes") == declared("text", "text")
     recorded = rows(
         core_engine,
         "SELECT ledger, table_name, sql_name, key_type, value_type, version"
@@ -107,7 +118,10 @@ def test_the_generated_migration_is_recorded_with_the_sql_it_ran(core_engine):
     )
     assert version == 1
     assert description == "create table 'counts'; create view 'Big counts'"
-    assert 'CREATE TABLE "counts" (key bigint PRIMARY KEY, value bigint NOT NULL)' in statements
+    assert (
+        'CREATE TABLE "counts" (\n    key bigint PRIMARY KEY,\n    value bigint NOT NULL,'
+        in statements
+    )
     view_name = ledger.views["Big counts"].sql_name
     assert f'CREATE VIEW "{view_name}" AS\nSELECT key FROM counts' in statements
 
@@ -152,7 +166,7 @@ def test_a_type_change_under_written_rows_is_refused_and_changes_nothing(core_en
     retyped = ledger_of({"counts": (int, str), "more": (int, int)})
     with pytest.raises(SchemaMismatch, match=r"table 'counts' .* has been written"):
         apply_declared_schema(core_engine, retyped)
-    assert columns(core_engine, "counts") == {"key": "bigint", "value": "bigint"}
+    assert columns(core_engine, "counts") == declared("bigint", "bigint")
     assert columns(core_engine, "more") == {}  # the whole migration was rolled back
     assert rows(core_engine, "SELECT key, value FROM counts") == [(1, 10)]
     with core_engine.connect() as conn, pytest.raises(SchemaMismatch, match="not set up"):
@@ -162,7 +176,7 @@ def test_a_type_change_under_written_rows_is_refused_and_changes_nothing(core_en
 def test_a_type_change_of_a_never_written_table_is_applied(core_engine):
     apply_declared_schema(core_engine, ledger_of({"counts": (int, int)}))
     assert apply_declared_schema(core_engine, ledger_of({"counts": (str, dict)})) == 2
-    assert columns(core_engine, "counts") == {"key": "text", "value": "jsonb"}
+    assert columns(core_engine, "counts") == declared("text", "jsonb")
 
 
 def test_a_table_left_out_of_the_declarations_keeps_its_rows(core_engine):
@@ -182,6 +196,10 @@ def test_a_table_of_the_declared_shape_made_before_is_adopted(core_engine):
     [(statements,)] = rows(core_engine, "SELECT statements FROM ledger_declared_migrations")
     assert "CREATE TABLE" not in statements
     assert rows(core_engine, "SELECT key, value FROM counts") == [(1, 10)]
+    # It now names its rows' last changes, as a table created by the platform does: none in
+    # the change log for this row.
+    assert columns(core_engine, "counts") == declared("bigint", "bigint")
+    assert rows(core_engine, "SELECT last_change_batch FROM counts") == [(None,)]
 
 
 def test_a_table_of_another_shape_in_the_way_is_refused(core_engine):
@@ -207,7 +225,7 @@ def test_hostile_names_are_stored_as_data_and_their_tables_are_created(core_engi
     assert recorded == {name: ledger.tables[name].sql_name for name in HOSTILE_NAMES}
     assert len(set(recorded.values())) == len(HOSTILE_NAMES)
     for sql_name in recorded.values():
-        assert columns(core_engine, sql_name) == {"key": "text", "value": "bigint"}
+        assert columns(core_engine, sql_name) == declared("text", "bigint")
     # The platform's own table of that name is untouched.
     assert "batch_id" in columns(core_engine, "ledger_events")
 

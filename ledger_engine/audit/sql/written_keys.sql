@@ -3,19 +3,17 @@
 -- what the rule's finding names, in that order):
 --   'fold': keys whose row is not the `after` of their last change (the scope's last batch is
 --     the newest in the snapshot the rule reads; change-log rows of a later batch would have
---     no batch row, the contiguity rule's finding);
+--     no batch row, the contiguity rule's finding), or does not name that change as its last
+--     (what the commit links the key's next change to: sql/0025_change_links.sql);
 --   'minimum <invariant>', for each declared `minimum` invariant of the table: keys whose
 --     value is below its minimum, read from ledger_declared_invariants (the value and the
 --     minimum as a person reads them in the table's declared unit: ledger_money_text);
---   'chain': changes whose `before` is not the `after` of the key's change before them (for
---     a key's first change ever: not NULL). The change before is found, in this order: by a
---     window over the key's changes in scope and in the recent batches before it, which the
---     last passing audit proved (see ledger_engine/audit/last_changes.py); else through the
---     audits' pointer to the key's last change (the pointers of all such keys found by one
---     probe of the pointers' primary key with the keys' array, then a primary-key probe each
---     into the change log), a pointer to a change that is not there being a finding; none
---     of these: the key's first change ever. When the pointers do not reach the batch before
---     the scope, the change is looked up in the change log by key.
+--   'chain': changes whose `before` is not the `after` of the key's change before them. In
+--     the scope, that is the change before in a window over the key's changes; for the key's
+--     first change in the scope, the change its commit linked it to (ledger_change_links, the
+--     scope's links read by their primary key's range), read by one probe of the change log's
+--     primary key, which must be a change of the same key before it (else: missing); a first
+--     change without a link is the key's first with a row: it must start from nothing.
 -- One read of the changes, along the primary key by batch alone, the table name applied after
 -- that scan (OFFSET 0 keeps PostgreSQL from moving it into the scan: given the table name it
 -- may pick the index on table name and key, which means reading every entry of the table);
@@ -30,96 +28,67 @@ declared AS MATERIALIZED (
     FROM ledger_declared_tables AS d
     WHERE d.sql_name = '{table}'
 ),
-pointers AS MATERIALIZED (
-    -- The recent batches are read with the scope only when the pointers reach the batch
-    -- before it, and when the scope has a batch at all.
-    SELECT p.through = scope.first_batch - 1 AS current,
-           CASE WHEN p.through = scope.first_batch - 1
-                     AND scope.first_batch <= scope.last_batch THEN p.recent_from
-                ELSE scope.first_batch END AS read_from
-    FROM scope
-    LEFT JOIN ledger_audit_last_changes_through AS p ON true
-),
 in_scope AS MATERIALIZED (
-    SELECT * FROM (
-        SELECT c.key, c.batch_id, c.position, c.seq, c.before, c.after,
-               lag(c.after) OVER w AS previous_after,
-               row_number() OVER w AS nth,
-               lead(c.batch_id) OVER w IS NULL AS last
-        FROM (
-            SELECT s.table_name, s.key, s.batch_id, s.position, s.seq, s.before, s.after
-            FROM ledger_change_log AS s
-            WHERE s.batch_id BETWEEN (SELECT pointers.read_from FROM pointers)
-                                 AND (SELECT scope.last_batch FROM scope)
-            OFFSET 0
-        ) AS c
-        WHERE c.table_name = (SELECT declared.table_name FROM declared)
-        WINDOW w AS (PARTITION BY c.key COLLATE "C" ORDER BY c.batch_id, c.position, c.seq)
-    ) AS changes
-    WHERE changes.batch_id >= (SELECT scope.first_batch FROM scope)
+    SELECT c.key, c.batch_id, c.position, c.seq, c.before, c.after,
+           lag(c.after) OVER w AS previous_after,
+           row_number() OVER w AS nth,
+           lead(c.batch_id) OVER w IS NULL AS last
+    FROM (
+        SELECT s.table_name, s.key, s.batch_id, s.position, s.seq, s.before, s.after
+        FROM ledger_change_log AS s
+        WHERE s.batch_id BETWEEN (SELECT scope.first_batch FROM scope)
+                             AND (SELECT scope.last_batch FROM scope)
+        OFFSET 0
+    ) AS c
+    WHERE c.table_name = (SELECT declared.table_name FROM declared)
+    WINDOW w AS (PARTITION BY c.key COLLATE "C" ORDER BY c.batch_id, c.position, c.seq)
 ),
 last_changes AS MATERIALIZED (
-    SELECT i.key, i.after, i.batch_id, i.position FROM in_scope AS i WHERE i.last
+    SELECT i.key, i.after, i.batch_id, i.position, i.seq FROM in_scope AS i WHERE i.last
 ),
 state_rows AS MATERIALIZED (
-    SELECT CAST(t.key AS text) AS key, t.value
+    SELECT CAST(t.key AS text) AS key, t.value,
+           t.last_change_batch, t.last_change_position, t.last_change_seq
     FROM "{table}" AS t
     WHERE t.key = ANY (CAST(ARRAY(SELECT l.key FROM last_changes AS l) AS {key_type}[]))
 ),
 written AS (
-    SELECT l.key, l.after, l.batch_id, l.position, s.key AS state_key, s.value
+    SELECT l.key, l.after, l.batch_id, l.position, s.key AS state_key, s.value,
+           (s.last_change_batch, s.last_change_position, s.last_change_seq)
+               IS DISTINCT FROM (l.batch_id, l.position, l.seq) AS names_another
     FROM last_changes AS l
     LEFT JOIN state_rows AS s ON s.key = l.key
 ),
-pointed AS MATERIALIZED (
-    -- Each first key's pointer, all found by one probe of the pointers' primary key with
-    -- the keys' array, then the change it points at by the change log's primary key alone
-    -- (the key compared after, not joined on: joined on, it lets PostgreSQL read all the
-    -- key's entries through the index on keys instead).
-    SELECT p.key, p.batch_id, p.position, p.seq,
-           CASE WHEN l.table_name = p.table_name AND l.key = p.key THEN l.after END AS after,
-           COALESCE(l.table_name = p.table_name AND l.key = p.key, false) AS found
-    FROM ledger_audit_last_changes AS p
-    LEFT JOIN LATERAL (
-        SELECT x.table_name, x.key, x.after
-        FROM ledger_change_log AS x
-        WHERE x.batch_id = p.batch_id AND x.position = p.position AND x.seq = p.seq
-        LIMIT 1
-    ) AS l ON true
-    WHERE (SELECT pointers.current FROM pointers)
-      AND p.table_name = (SELECT declared.table_name FROM declared)
-      AND p.batch_id < (SELECT scope.first_batch FROM scope)
-      AND p.key = ANY (ARRAY(SELECT f.key FROM in_scope AS f WHERE f.nth = 1))
-),
-looked_up AS MATERIALIZED (
-    -- Without current pointers: each first key's last change before the scope, by key.
-    SELECT f.key, c.batch_id, c.position, c.seq, c.after, true AS found
-    FROM in_scope AS f
-    CROSS JOIN LATERAL (
-        SELECT c.batch_id, c.position, c.seq, c.after
-        FROM ledger_change_log AS c
-        WHERE c.table_name = (SELECT declared.table_name FROM declared) AND c.key = f.key
-          AND c.batch_id < (SELECT scope.first_batch FROM scope)
-        ORDER BY c.batch_id DESC, c.position DESC, c.seq DESC
-        LIMIT 1
-    ) AS c
-    WHERE NOT (SELECT pointers.current FROM pointers) AND f.nth = 1
+links AS MATERIALIZED (
+    SELECT k.batch_id, k.position, k.seq, k.prev_batch, k.prev_position, k.prev_seq
+    FROM ledger_change_links AS k
+    WHERE k.batch_id BETWEEN (SELECT scope.first_batch FROM scope)
+                         AND (SELECT scope.last_batch FROM scope)
 ),
 firsts AS (
+    -- Each key's first change in scope, its link, and the change the link names, found by
+    -- the change log's primary key alone (the key compared after, not joined on: joined on,
+    -- it lets PostgreSQL read all the key's entries through the index on keys instead).
     SELECT f.key, f.batch_id, f.position, f.seq, f.before,
-           earlier.after AS previous_after,
-           earlier.key IS NULL AS first_ever,
-           CASE WHEN NOT earlier.found
-                THEN 'its change before the scope (batch ' || earlier.batch_id
-                     || ', position ' || earlier.position || ', seq ' || earlier.seq
+           CASE WHEN x.found THEN x.after END AS previous_after,
+           k.batch_id IS NULL AS first_ever,
+           CASE WHEN k.batch_id IS NOT NULL AND NOT COALESCE(x.found, false)
+                THEN 'its change before the scope (batch ' || k.prev_batch
+                     || ', position ' || k.prev_position || ', seq ' || k.prev_seq
                      || ') is missing from the change log'
            END AS missing
     FROM in_scope AS f
-    LEFT JOIN (
-        SELECT * FROM pointed
-        UNION ALL
-        SELECT * FROM looked_up
-    ) AS earlier ON earlier.key = f.key
+    LEFT JOIN links AS k
+      ON k.batch_id = f.batch_id AND k.position = f.position AND k.seq = f.seq
+    LEFT JOIN LATERAL (
+        SELECT x.after,
+               x.table_name = (SELECT declared.table_name FROM declared) AND x.key = f.key
+               AND (x.batch_id, x.position, x.seq) < (f.batch_id, f.position, f.seq) AS found
+        FROM ledger_change_log AS x
+        WHERE x.batch_id = k.prev_batch AND x.position = k.prev_position
+          AND x.seq = k.prev_seq
+        LIMIT 1
+    ) AS x ON true
     WHERE f.nth = 1
 ),
 chained AS (
@@ -141,10 +110,13 @@ findings (rule, key, batch_id, position, seq, finding) AS (
                'problem', CASE WHEN w.state_key IS NULL THEN 'row missing'
                                WHEN w.after IS NULL
                                    THEN 'row deleted by the change log still exists'
-                               ELSE 'value differs from the change log' END)
+                               WHEN to_jsonb(w.value) IS DISTINCT FROM w.after
+                                   THEN 'value differs from the change log'
+                               ELSE 'row names another change as its last' END)
     FROM written AS w
     WHERE (w.state_key IS NULL AND w.after IS NOT NULL)
        OR (w.state_key IS NOT NULL AND to_jsonb(w.value) IS DISTINCT FROM w.after)
+       OR (w.state_key IS NOT NULL AND w.after IS NOT NULL AND w.names_another)
     UNION ALL
     -- The value is compared as a number only where a minimum is declared: the table's values
     -- may be of any type.
