@@ -135,6 +135,13 @@ def change_chain_query(table: Table) -> str:
     return audit_query("change_chain", table=table.sql_name)
 
 
+def change_links_query() -> str:
+    """Links of the change log other than the ones its order implies, either way round (a
+    key's first change in a batch links to the key's change before it when that left a row):
+    `sql/change_links.sql`. Reads the log only, so it has no `{batch}`."""
+    return audit_query("change_links")
+
+
 def invariant_query(invariant: Invariant) -> str:
     """The rows that break a declared invariant (`ledger_engine.core.invariants`)."""
     return audit_query(f"invariant_{invariant.kind}", invariant=invariant.sql_name)
@@ -214,8 +221,8 @@ def build_expectations(ledger: StreamingLedger) -> list[Expectation]:
             f"{t.name} equals the fold of its change log",
             fold_query(t),
             f"`{t.name}` equals the fold of its change log: each row holds the `after` of its "
-            "key's last change-log entry, every key whose last entry is not a deletion has a "
-            "row, and no row lacks change-log entries.",
+            "key's last change-log entry and names that entry as its last, every key whose "
+            "last entry is not a deletion has a row, and no row lacks change-log entries.",
         )
         for t in tables
     ]
@@ -228,6 +235,15 @@ def build_expectations(ledger: StreamingLedger) -> list[Expectation]:
         )
         for t in tables
     ]
+    expectations.append(
+        rows(
+            "change links follow each key's chain",
+            change_links_query(),
+            "Each key's first change-log entry in a batch is linked to the key's entry before "
+            "it when that entry left a row, and no other entry is linked: what the batch "
+            "audit follows across the edge of its scope.",
+        )
+    )
     expectations += [
         rows(i.name, invariant_query(i), f"Declared by the application: {i.describe()}")
         for i in ledger.invariants.values()

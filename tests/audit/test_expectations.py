@@ -37,6 +37,7 @@ FOLD_ACCOUNTS = "accounts equals the fold of its change log"
 FOLD_ASSETS = "asset_ledger equals the fold of its change log"
 CHAIN_ACCOUNTS = "accounts change log is an unbroken chain"
 CHAIN_ASSETS = "asset_ledger change log is an unbroken chain"
+LINKS = "change links follow each key's chain"
 MONEY_ACCOUNTS = "accounts total equals applied deposits and adjustments"
 MONEY_ASSETS = "asset_ledger total equals applied deposits"
 TRANSFERS_ACCOUNTS = "applied transfers move nothing in accounts"
@@ -61,6 +62,7 @@ ALL_CHECKS = [
     FOLD_ASSETS,
     CHAIN_ACCOUNTS,
     CHAIN_ASSETS,
+    LINKS,
     MONEY_ACCOUNTS,
     MONEY_ASSETS,
     TRANSFERS_ACCOUNTS,
@@ -299,6 +301,62 @@ def test_a_row_without_change_log_entries_fails_the_fold(ledger_url: str, projec
     assert failed(results) == {FOLD_ASSETS}
     (finding,) = results[FOLD_ASSETS].findings
     assert "key='platinum'" in finding and "without change-log entries" in finding
+
+
+def test_a_row_naming_another_change_as_its_last_fails_the_fold(
+    ledger_url: str, project_root: Path
+):
+    tamper(
+        ledger_url, "UPDATE accounts SET last_change_seq = last_change_seq + 1 WHERE key = 'bob'"
+    )
+
+    results = audit(ledger_url, project_root)
+
+    assert failed(results) == {FOLD_ACCOUNTS}
+    (finding,) = results[FOLD_ACCOUNTS].findings
+    assert "key='bob'" in finding and "row names another change as its last" in finding
+
+
+# A key's first change in a batch after its first batch: a change that its commit linked.
+_LINKED = (
+    "SELECT batch_id, position, seq FROM ledger_change_links ORDER BY batch_id, position, seq"
+    " LIMIT 1"
+)
+
+
+@pytest.mark.parametrize(
+    ("statement", "problem"),
+    [
+        (
+            f"DELETE FROM ledger_change_links WHERE (batch_id, position, seq) = ({_LINKED})",
+            "link missing",
+        ),
+        (
+            "UPDATE ledger_change_links SET prev_seq = prev_seq + 1"
+            f" WHERE (batch_id, position, seq) = ({_LINKED})",
+            "link names another change",
+        ),
+        (
+            "INSERT INTO ledger_change_links SELECT batch_id, position, seq, 0, 0, 0"
+            " FROM ledger_change_log WHERE batch_id = 2 AND NOT EXISTS (SELECT FROM"
+            " ledger_change_links AS k WHERE (k.batch_id, k.position, k.seq) ="
+            " (ledger_change_log.batch_id, ledger_change_log.position, ledger_change_log.seq))"
+            " ORDER BY position DESC, seq DESC LIMIT 1",
+            "link where none belongs",
+        ),
+    ],
+    ids=["deleted", "altered", "forged"],
+)
+def test_a_change_link_other_than_the_chain_implies_is_named(
+    ledger_url: str, project_root: Path, statement: str, problem: str
+):
+    tamper(ledger_url, statement)
+
+    results = audit(ledger_url, project_root)
+
+    assert failed(results) == {LINKS}
+    (finding,) = results[LINKS].findings
+    assert problem in finding and "key=" in finding
 
 
 def test_the_schema_refuses_a_second_executed_event_with_a_taken_request_id(
