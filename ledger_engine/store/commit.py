@@ -375,12 +375,12 @@ _NET_KINDS = statement("commit/count_net_kinds")
 
 
 def _apply_table(cursor: Any, table: Table, batch_id: int) -> None:
-    """Link each written row's first change in the batch to the change the row names as its
-    last, then apply the net changes, one statement per kind, each touching only rows that
-    still hold what the batch read and making them name the batch's last change of them: a
-    row count short of the batch's means the system of record changed behind the engine,
-    and the batch is refused (after undoing this table's statements, so that the refusal can
-    name the rows)."""
+    """Apply the net changes, one statement per kind, each touching only rows that still hold
+    what the batch read, making them name the batch's last change of them, and linking each
+    updated or deleted row's first change in the batch to the change the row named before: a
+    row count short of the batch's means the system of record changed behind the engine, and
+    the batch is refused (after undoing this table's statements, so that the refusal can name
+    the rows)."""
     ident = sql.Identifier(table.sql_name)
     # The declared table's identifier and its types' fixed fragments (`_KEY`, `_VALUE`,
     # `_HOLDS_BEFORE`), never a value: each statement takes the ones it names.
@@ -398,18 +398,17 @@ def _apply_table(cursor: Any, table: Table, batch_id: int) -> None:
     cursor.execute(applying("lock_table"))
     cursor.execute(_NET_KINDS, (table.name,))
     updates, deletes, inserts = cursor.fetchone()
+    cursor.execute(_APPLY_SAVEPOINT)
     try:
-        cursor.execute(applying("link_changes"), written)
+        cursor.execute(applying("apply_updates"), written)
+        applied = cursor.fetchone()[0] == updates
+        cursor.execute(applying("apply_deletes"), written)
+        applied = applied and cursor.fetchone()[0] == deletes
     except errors.CheckViolation as exc:  # the transaction is rolled back
         raise CommitRefused(
             f"batch {batch_id}: a row of {table.name} names a last change that is not before"
             f" the batch ({exc.diag.message_detail})"
         ) from exc
-    cursor.execute(_APPLY_SAVEPOINT)
-    cursor.execute(applying("apply_updates"), written)
-    applied = cursor.rowcount == updates
-    cursor.execute(applying("apply_deletes"), (table.name,))
-    applied = applied and cursor.rowcount == deletes
     cursor.execute(applying("apply_inserts"), written)
     applied = applied and cursor.rowcount == inserts
     cursor.execute(applying("recreated_present"), (table.name,))
