@@ -278,8 +278,10 @@ def test_a_ledger_reconciled_before_0024_finds_the_movements_its_runs_missed(
     engine = engine_on(ledger_url(empty_database_url, ledger))
     before = tmp_path / "sql"
     before.mkdir()
+    # Today's commit writes what 0025 adds (the change links); 0024 is reconciliation's alone,
+    # so a ledger without 0024 but with 0025 is what the commits before 0024 left, to it.
     for migration in migrations():
-        if migration.version < "0024":
+        if migration.version < "0024" or migration.version == "0025":
             shutil.copy(migration.path, before)
     migrate(engine, before)
     apply_declared_schema(engine, ledger)
