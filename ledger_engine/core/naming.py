@@ -60,7 +60,8 @@ def sql_identifier(label: str) -> str:
         return label
     digest = hashlib.sha256(label.encode("utf-8")).hexdigest()[:_HASH_DIGITS]
     slug = _NOT_SLUG.sub("_", label.lower()).strip("_")[:_SLUG_MAX].rstrip("_")
-    if not slug or not slug[0].isalpha() or slug.startswith(RESERVED_PREFIXES):
+    # The slug is followed by "_": a slug "pg" or "ledger" would make a reserved prefix too.
+    if not slug or not slug[0].isalpha() or (slug + "_").startswith(RESERVED_PREFIXES):
         slug = ("t_" + slug)[:_SLUG_MAX].rstrip("_")
     identifier = f"{slug}_{digest}"
     assert _IDENTIFIER.fullmatch(identifier), identifier
