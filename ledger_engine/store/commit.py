@@ -369,18 +369,19 @@ def _apply_rows(conn: Connection, ledger: StreamingLedger, batch_id: int, clock:
         clock.lap(f"apply rows: {table.name}")
 
 
-# The net changes of one table by kind: each kind is applied by one statement, which must
-# touch exactly that many rows; a row the batch created and deleted again must be absent.
+# The net changes of one table by kind (updates, deletes, inserts): the apply statements must
+# touch exactly that many rows of each kind; a row the batch created and deleted again must be
+# absent.
 _NET_KINDS = statement("commit/count_net_kinds")
 
 
 def _apply_table(cursor: Any, table: Table, batch_id: int) -> None:
-    """Apply the net changes, one statement per kind, each touching only rows that still hold
-    what the batch read, making them name the batch's last change of them, and linking each
-    updated or deleted row's first change in the batch to the change the row named before: a
-    row count short of the batch's means the system of record changed behind the engine, and
-    the batch is refused (after undoing this table's statements, so that the refusal can name
-    the rows)."""
+    """Apply the net changes, one statement for the rows that existed (updated or deleted,
+    each row's first change in the batch linked to the change the row named) and one for the
+    rows created, each touching only rows that still hold what the batch read and making them
+    name the batch's last change of them: a row count short of the batch's means the system
+    of record changed behind the engine, and the batch is refused (after undoing this table's
+    statements, so that the refusal can name the rows)."""
     ident = sql.Identifier(table.sql_name)
     # The declared table's identifier and its types' fixed fragments (`_KEY`, `_VALUE`,
     # `_HOLDS_BEFORE`), never a value: each statement takes the ones it names.
@@ -394,23 +395,21 @@ def _apply_table(cursor: Any, table: Table, batch_id: int) -> None:
     def applying(name: str) -> sql.Composed:
         return sql.SQL(statement(f"commit/{name}")).format(**parts)
 
-    written = {"batch_id": batch_id, "table_name": table.name}
+    bound = {"batch_id": batch_id, "table_name": table.name}
     cursor.execute(applying("lock_table"))
     cursor.execute(_NET_KINDS, (table.name,))
-    updates, deletes, inserts = cursor.fetchone()
+    kinds = cursor.fetchone()
     cursor.execute(_APPLY_SAVEPOINT)
     try:
-        cursor.execute(applying("apply_updates"), written)
-        applied = cursor.fetchone()[0] == updates
-        cursor.execute(applying("apply_deletes"), written)
-        applied = applied and cursor.fetchone()[0] == deletes
+        cursor.execute(applying("apply_existing"), bound)
     except errors.CheckViolation as exc:  # the transaction is rolled back
         raise CommitRefused(
             f"batch {batch_id}: a row of {table.name} names a last change that is not before"
             f" the batch ({exc.diag.message_detail})"
         ) from exc
-    cursor.execute(applying("apply_inserts"), written)
-    applied = applied and cursor.rowcount == inserts
+    updated, deleted = cursor.fetchone()
+    cursor.execute(applying("apply_inserts"), bound)
+    applied = (updated, deleted, cursor.rowcount) == kinds
     cursor.execute(applying("recreated_present"), (table.name,))
     applied = applied and not cursor.fetchone()[0]
     if applied:

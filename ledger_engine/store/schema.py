@@ -290,6 +290,15 @@ def _create_table(table: Table) -> sql.Composable:
     )
 
 
+# The columns naming a declared table's rows' last changes (sql/0025_change_links.sql): a table
+# adopted without them gets them, filled from the change log.
+_LAST_CHANGE = {
+    "last_change_batch": "bigint",
+    "last_change_position": "integer",
+    "last_change_seq": "integer",
+}
+
+
 def _adopt(cursor: Any, table: Table) -> bool:
     """True if a table of the declared shape already exists under `table.sql_name` (created by
     an earlier release's core migrations); raise if one of another shape is in the way."""
@@ -298,25 +307,14 @@ def _adopt(cursor: Any, table: Table) -> bool:
     if not columns:
         return False
     key_type, value_type = declared_shape(table)
-    if {k: columns[k] for k in columns if k not in _LAST_CHANGE} != {
-        "key": key_type,
-        "value": value_type,
-    } or columns.keys() & _LAST_CHANGE not in (set(), _LAST_CHANGE.keys()):
+    shape = {"key": key_type, "value": value_type}
+    if columns not in (shape, {**shape, **_LAST_CHANGE}):
         raise SchemaMismatch(
             f"table {table.name!r} of ledger {table.ledger!r} needs the PostgreSQL table "
             f"{table.sql_name!r} with columns key {key_type} and value {value_type}, and a "
             f"table of that name with columns {columns} is in the way"
         )
     return True
-
-
-# The columns naming a declared table's rows' last changes (sql/0025_change_links.sql): a table
-# adopted without them gets them, filled from the change log.
-_LAST_CHANGE = {
-    "last_change_batch": "bigint",
-    "last_change_position": "integer",
-    "last_change_seq": "integer",
-}
 
 
 def _track_last_changes(table: Table) -> sql.Composable:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from psycopg2 import sql
 from sqlalchemy import Engine, text
 
 from ledger_engine.apps.bank.ledger import build_ledger as bank_ledger
@@ -64,12 +65,14 @@ def stored(engine: Engine, ledger: StreamingLedger) -> tuple[Links, Named]:
         )
     }
     named: Named = {}
-    for table in ledger.tables.values():
-        with engine.connect() as conn:
-            cursor = conn.connection.cursor()
+    with engine.connect() as conn:
+        cursor = conn.connection.cursor()
+        for table in ledger.tables.values():
             cursor.execute(
-                "SELECT CAST(key AS text), last_change_batch, last_change_position,"
-                f' last_change_seq FROM "{table.sql_name.replace(chr(34), chr(34) * 2)}"'
+                sql.SQL(
+                    "SELECT CAST(key AS text), last_change_batch, last_change_position,"
+                    " last_change_seq FROM {}"
+                ).format(sql.Identifier(table.sql_name))
             )
             for key, *location in cursor.fetchall():
                 named[(table.name, key)] = tuple(location)

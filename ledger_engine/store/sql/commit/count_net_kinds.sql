@@ -1,5 +1,5 @@
--- The net changes of one table by kind (updates, deletes, inserts): each kind is applied by
--- one statement, which must touch exactly that many rows.
+-- The net changes of one table by kind (updates, deletes, inserts): the apply statements must
+-- touch exactly that many rows of each kind (apply_existing.sql, apply_inserts.sql).
 SELECT count(*) FILTER (WHERE before IS NOT NULL AND after IS NOT NULL),
     count(*) FILTER (WHERE before IS NOT NULL AND after IS NULL),
     count(*) FILTER (WHERE before IS NULL AND after IS NOT NULL)
