@@ -50,7 +50,12 @@ from typing import Any
 from airflow.sdk import Asset, AssetWatcher, get_current_context, task
 
 from ledger_engine.config import Settings
-from ledger_engine.dags import ledger_dag, on_asset_and_schedule
+from ledger_engine.dags import (
+    ledger_dag,
+    on_asset_and_schedule,
+    publish_page,
+    reconciliation_page_task,
+)
 from ledger_engine.reconcile.trigger import StatementLanded
 
 DAG_ID = "ledger_reconcile"
@@ -82,14 +87,16 @@ def reconcile_statements() -> dict[str, Any]:
     return reconcile_task(_origin(), log)
 
 
-@task(execution_timeout=timedelta(minutes=30))
+@reconciliation_page_task(execution_timeout=timedelta(minutes=30))
 def write_reconciliation_page(run_ids: list[int]) -> dict[str, Any]:
-    """Write the HTML page of the runs just recorded, naming this task of this DAG run."""
+    """Write the HTML page of the runs just recorded, naming this task of this DAG run; its
+    *Reconciliation* link opens the page."""
     from ledger_engine.audit.report.provenance import Provenance
     from ledger_engine.reconcile.dag_tasks import page_task
 
     ti = get_current_context()["ti"]
-    return page_task(run_ids, Provenance.from_airflow(ti.dag_id, ti.run_id, ti.task_id), log)
+    written_by = Provenance.from_airflow(ti.dag_id, ti.run_id, ti.task_id)
+    return page_task(run_ids, written_by, log, publish_page(ti))
 
 
 @ledger_dag(

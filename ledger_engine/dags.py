@@ -17,8 +17,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
+from airflow.providers.standard.decorators.python import _PythonDecoratedOperator
 from airflow.sdk import (
     Asset,
     AssetOrTimeSchedule,
@@ -29,6 +31,9 @@ from airflow.sdk import (
     get_current_context,
     task,
 )
+from airflow.sdk.bases.decorator import TaskDecorator, task_decorator_factory
+
+from ledger_engine.web.links import PAGE_KEY, AuditReportLink, ReconciliationLink
 
 # The kinds of audit, as `ledger_engine.audit.findings` names them (`BATCHES`, `FULL`): spelled
 # again here because importing that package at parse time would load the platform;
@@ -149,12 +154,12 @@ def audit_report(
     part_tasks = [(part, output.operator.task_id) for part, output in parts.items()]
     pipeline_task = pipeline.operator.task_id if pipeline is not None else None
 
-    @task(
+    @audit_report_task(
         task_id=REPORT_TASK,
         trigger_rule=TriggerRule.ALL_DONE,
         execution_timeout=REPORT_TIMEOUT,
         doc_md="Write the HTML audit report and the audit's mark if every check passed; fail "
-        "if any check failed or any task before failed.",
+        "if any check failed or any task before failed. *Audit report* opens the page.",
     )
     def write_audit_report(upstream: dict[str, dict[str, Any] | None]) -> dict[str, Any]:
         # `upstream`: each task before this one -> its output, None when it did not succeed.
@@ -163,6 +168,44 @@ def audit_report(
 
         ti = get_current_context()["ti"]
         written_by = Provenance.from_airflow(ti.dag_id, ti.run_id, ti.task_id)
-        return report_task(kind, part_tasks, upstream, log, written_by, pipeline_task)
+        return report_task(
+            kind, part_tasks, upstream, log, written_by, pipeline_task, publish_page(ti)
+        )
 
     return write_audit_report({output.operator.task_id: output for output in before})
+
+
+# --- Report tasks and their links ----------------------------------------------------------
+# A report task is a TaskFlow task whose operator carries the link to the page it writes
+# (`ledger_engine.web.links`): Airflow's task runner asks an operator's own links for their
+# URL when the task ends. TaskFlow's `@task` has no way to add links, so each kind of report
+# task has an operator class of its own, Airflow's `@task` operator with the link added.
+
+
+class _AuditReportOperator(_PythonDecoratedOperator):
+    operator_extra_links = (AuditReportLink(),)
+
+
+class _ReconciliationPageOperator(_PythonDecoratedOperator):
+    operator_extra_links = (ReconciliationLink(),)
+
+
+def audit_report_task(**kwargs: Any) -> TaskDecorator:
+    """`@task(**kwargs)` for a task that writes an audit page (its *Audit report* link)."""
+    return task_decorator_factory(decorated_operator_class=_AuditReportOperator, **kwargs)
+
+
+def reconciliation_page_task(**kwargs: Any) -> TaskDecorator:
+    """`@task(**kwargs)` for a task that writes a reconciliation page (its *Reconciliation*
+    link)."""
+    return task_decorator_factory(decorated_operator_class=_ReconciliationPageOperator, **kwargs)
+
+
+def publish_page(ti: Any) -> Callable[[Path], None]:
+    """What a report task calls with the path of the page it wrote: the page's name, published
+    for the task's link (`links.PAGE_KEY`)."""
+
+    def publish(page: Path) -> None:
+        ti.xcom_push(key=PAGE_KEY, value=page.name)
+
+    return publish

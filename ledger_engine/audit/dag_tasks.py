@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine
@@ -160,13 +161,16 @@ def report_task(
     log: logging.Logger,
     written_by: Provenance,
     pipeline_task: str | None = None,
+    publish_page: Callable[[Path], None] | None = None,
 ) -> dict[str, Any]:
     """The body of an audit's report task. `parts` are (part, the task that ran it);
     `upstream` maps every task before this one to its return value (None: it did not
     succeed); `written_by` is this task of its DAG run, which the page names;
     `pipeline_task`, if given, is the task that committed the batches: the page names the
     batches it added (from its summary), or shows its failure as a check of its own, which
-    takes no part in the mark."""
+    takes no part in the mark. `publish_page`, if given, is called with the page's path as
+    soon as it is written, before the task fails for an unclean audit (the DAG's link to the
+    page, `ledger_engine.dags.publish_page`)."""
     from airflow.sdk import get_current_context
 
     ti = get_current_context()["ti"]
@@ -188,6 +192,8 @@ def report_task(
             written_by=written_by,
             run=run,
         )
+    if publish_page is not None:
+        publish_page(page)
     log.info("audit report: %s (index: %s)", page, page.parent / "index.html")
     if mark is not None and mark.first_batch > mark.audited_through:
         log.info("audit mark: no batch added since the last audit")

@@ -12,7 +12,9 @@ The stack is set up for a small machine and for this project:
 
 - `AIRFLOW_HOME` is `LEDGER_AIRFLOW_HOME` (`var/airflow`): Airflow's config (written on the
   first start, with its secrets), its metadata database (SQLite, unless
-  `AIRFLOW__DATABASE__SQL_ALCHEMY_CONN` names another), its logs, the generated login; each
+  `AIRFLOW__DATABASE__SQL_ALCHEMY_CONN` names another), its logs, the generated logins (an
+  `admin` and a read-only `viewer`, unless `AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS` names
+  others); each
   component's own output goes to `logs/stack/<component>.log` in it;
 - the DAGs folder is the project's `dags/`, without Airflow's examples; new DAGs start paused;
 - the API server listens on 127.0.0.1 only, at `LEDGER_AIRFLOW_PORT` (0: a free port), with
@@ -57,6 +59,11 @@ HEARTBEATS = {
     "triggerer": "latest_triggerer_heartbeat",
     "dag_processor": "latest_dag_processor_heartbeat",
 }
+# The simple auth manager's users (name:role): one who may do everything, and one who may only
+# read (the UI and the ledger's pages, no trigger, no action). Airflow generates their
+# passwords on the first start; the command prints them.
+USERS = "admin:admin,viewer:viewer"
+ROLE_NOTES = {"viewer": " (read only)"}
 READY_TIMEOUT_SECONDS = 300.0  # a cold start takes 10 to 25 s on a busy 2-core machine
 STOP_GRACE_SECONDS = 30.0  # for a running task to be told, and the components to end
 POLL_SECONDS = 0.5
@@ -124,6 +131,9 @@ def airflow_environment(
         "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
         "AIRFLOW__CORE__AUTH_MANAGER": (
             "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager"
+        ),
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": (
+            env.get("AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS") or USERS
         ),
         "AIRFLOW__CORE__PARALLELISM": str(settings.airflow_parallelism),
         # Workers reach the API server here to run tasks; its default assumes port 8080.
@@ -311,7 +321,7 @@ class AirflowStack:
         self.say(f"Airflow is ready in {seconds:.0f} s: {url}")
         logins = generated_logins(self.settings.airflow_home)
         for user, password in logins.items():
-            self.say(f"login: {user} / {password}")
+            self.say(f"login: {user} / {password}{ROLE_NOTES.get(user, '')}")
         if not logins:
             self.say("login: see [core] simple_auth_manager_users in Airflow's config")
         self.say(

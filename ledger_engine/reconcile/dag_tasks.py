@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from ledger_engine.apps import load_ledger
@@ -80,9 +82,16 @@ def reconcile_summary(report: ReconcileReport) -> dict[str, Any]:
     }
 
 
-def page_task(run_ids: list[int], written_by: Provenance, log: logging.Logger) -> dict[str, Any]:
+def page_task(
+    run_ids: list[int],
+    written_by: Provenance,
+    log: logging.Logger,
+    publish_page: Callable[[Path], None] | None = None,
+) -> dict[str, Any]:
     """Write the reconciliation page of the runs `run_ids` (a DAG run's: its task
-    `written_by`, which the page names) under the reports folder; return its path."""
+    `written_by`, which the page names) under the reports folder; return its path.
+    `publish_page`, if given, is called with the page's path once it is written (the DAG's
+    link to the page, `ledger_engine.dags.publish_page`)."""
     from ledger_engine.audit.report.reconciliation import write_reconciliation_page
     from ledger_engine.store.database import open_views
 
@@ -96,6 +105,8 @@ def page_task(run_ids: list[int], written_by: Provenance, log: logging.Logger) -
         )
     finally:
         engine.dispose()
+    if publish_page is not None:
+        publish_page(page)
     log.info("reconciliation page: %s", page)
     return {"page": str(page), "run_ids": list(run_ids)}
 

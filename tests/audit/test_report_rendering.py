@@ -523,6 +523,13 @@ def summary(**fields: Any) -> dict[str, Any]:
     } | fields
 
 
+def test_the_index_counts_its_runs_as_words_do() -> None:
+    one = Page(render_index([(Path("audit-20240506T070809123456Z.html"), summary())]))
+
+    assert "1 audit run, newest first" in one.text
+    assert "1 audit runs" not in one.text
+
+
 def test_the_index_lists_each_run_with_its_verdict_counts_and_scope() -> None:
     runs: list[tuple[Path, dict[str, Any] | None]] = [
         (Path("audit-20240506T070809123456Z.html"), summary()),

@@ -1,6 +1,8 @@
 """`ledger airflow`: one command runs Airflow on this machine with the project's DAGs and
 settings, serves the UI on 127.0.0.1, runs DAGs (triggered through the REST API or from the
-UI in a real browser), and a Ctrl-C stops every process it started.
+UI in a real browser), serves the ledger's pages behind Airflow's login (the plugin of
+`ledger_engine.web`: a run's report opens from its task's link), and a Ctrl-C stops every
+process it started.
 
 The stack is started once for the module, as a person starts it (the `ledger` command in a
 session of its own, a fresh ledger database, a few tens of events landed in its inbox), and
@@ -32,7 +34,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import ConsoleMessage, Page, sync_playwright
 from sqlalchemy import Engine, text
 
 from ledger_engine.apps.bank.ledger import build_ledger
@@ -132,6 +134,7 @@ class Stack:
     url: str = ""
     user: str = ""
     password: str = ""
+    logins: dict[str, str] = field(default_factory=dict)  # every printed user -> password
     engine: Engine | None = None
     sessions: set[int] = field(default_factory=set)  # the components' sessions, once ready
     _token: str = field(default="", repr=False)
@@ -147,6 +150,11 @@ class Stack:
 
     def _login(self) -> dict[str, str]:
         return {"username": self.user, "password": self.password}
+
+    def token(self, user: str) -> str:
+        """A token of Airflow's API for the printed `user`."""
+        login = {"username": user, "password": self.logins[user]}
+        return self._call("POST", "/auth/token", login)["access_token"]
 
     def _call(self, method: str, path: str, body: dict | None, token: str = "") -> Any:
         request = urllib.request.Request(
@@ -193,9 +201,9 @@ def wait_until_ready(stack: Stack) -> None:
             pytest.fail(f"ledger airflow did not get ready:\n{stack.printed()[-5000:]}")
         time.sleep(0.5)
     stack.url = ready["url"]
-    login = LOGIN.search(stack.printed())
-    assert login, stack.printed()
-    stack.user, stack.password = login["user"], login["password"]
+    stack.logins = {m["user"]: m["password"] for m in LOGIN.finditer(stack.printed())}
+    assert "admin" in stack.logins, stack.printed()
+    stack.user, stack.password = "admin", stack.logins["admin"]
 
 
 def kill_what_is_left(stack: Stack) -> None:
@@ -270,7 +278,8 @@ def pipeline_on(stack: Stack) -> Stack:
 
 def test_it_prints_the_url_and_a_login_that_works(stack: Stack) -> None:
     assert stack.url.startswith("http://127.0.0.1:")
-    assert stack.user == "admin"
+    assert set(stack.logins) == {"admin", "viewer"}
+    assert re.search(r"login: viewer / \S+ \(read only\)", stack.printed())
     token = stack._call("POST", "/auth/token", stack._login())
     assert token["access_token"]
     with pytest.raises(urllib.error.HTTPError) as refused:
@@ -291,14 +300,20 @@ def test_it_runs_the_projects_dags_and_none_of_airflows_examples(stack: Stack) -
     assert dags == {DAG_ID, "ledger_replay", "ledger_reconcile"}
 
 
+@pytest.fixture(scope="module")
+def api_run(pipeline_on: Stack) -> tuple[dict[str, Any], str, dict[str, str]]:
+    """A run of the pipeline triggered through the REST API, ended: the run as the API
+    answered the trigger, its state and its tasks' states."""
+    run = pipeline_on.api("POST", f"/api/v2/dags/{DAG_ID}/dagRuns", {"logical_date": None})
+    return run, *pipeline_on.wait_for_run(run["dag_run_id"])
+
+
 def test_a_run_triggered_through_the_rest_api_commits_the_landed_events(
-    pipeline_on: Stack,
+    pipeline_on: Stack, api_run: tuple[dict[str, Any], str, dict[str, str]]
 ) -> None:
     stack = pipeline_on
-    run = stack.api("POST", f"/api/v2/dags/{DAG_ID}/dagRuns", {"logical_date": None})
+    run, state, tasks = api_run
     assert run["run_type"] == "manual"
-
-    state, tasks = stack.wait_for_run(run["dag_run_id"])
 
     assert tasks == dict.fromkeys(TASKS, "success"), stack.task_log(
         run["dag_run_id"], next(t for t, s in tasks.items() if s != "success")
@@ -308,6 +323,75 @@ def test_a_run_triggered_through_the_rest_api_commits_the_landed_events(
     assert stack.scalar("SELECT count(*) FROM ledger_events") == len(EVENTS)
     assert stack.scalar("SELECT sum(applied) FROM ledger_batches") == len(EVENTS)
     assert stack.scalar("SELECT count(*) FROM accounts") == len(ACCOUNTS)
+
+
+# --- The ledger's pages, behind Airflow's login ----------------------------------------------
+
+PAGES = ("/ledger/", "/ledger/reports/index.html", "/ledger/data-docs/bank/index.html")
+
+
+class _Unfollowed(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None  # a redirect is an answer to look at, not to follow
+
+
+def fetch(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
+    """A GET of `url` as sent: its status, headers and body, redirects not followed."""
+    opener = urllib.request.build_opener(_Unfollowed)
+    request = urllib.request.Request(url, headers=headers or {})
+    try:
+        with opener.open(request, timeout=30) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as refused:
+        return refused.code, dict(refused.headers), refused.read()
+
+
+def test_without_a_login_every_ledger_page_is_refused(stack: Stack) -> None:
+    for path in PAGES:
+        code, _, body = fetch(stack.url + path)
+        assert (code, json.loads(body)) == (401, {"detail": "Not authenticated"}), path
+        code, _, _ = fetch(stack.url + path, {"Authorization": "Bearer forged.token.value"})
+        assert code in (401, 403), path
+        # A browser asking for the page is sent to Airflow's login, and back after it.
+        code, headers, _ = fetch(stack.url + path, {"Accept": "text/html"})
+        assert code == 303, path
+        assert "/auth/login" in headers["location"] and "next=" in headers["location"], path
+
+
+def test_a_reader_gets_the_pages_and_nothing_outside_their_folders(
+    stack: Stack, api_run: tuple[dict[str, Any], str, dict[str, str]]
+) -> None:
+    reports = stack.data_dir / "reports"
+    secret = stack.data_dir / "airflow" / "airflow.cfg"
+    assert "[core]" in secret.read_text(), "the file a traversal would reach"
+    (reports / "out.html").symlink_to(secret)
+    viewer = {"Authorization": f"Bearer {stack.token('viewer')}"}
+
+    index = fetch(stack.url + "/ledger/reports/index.html", viewer)
+    assert index[0] == 200 and b"Ledger audits" in index[2]
+    assert fetch(stack.url + "/ledger/", viewer)[:2][0] == 303
+
+    for path in (
+        "/ledger/reports/out.html",
+        "/ledger/reports/%2e%2e/airflow/airflow.cfg",
+        "/ledger/reports/..%2fairflow%2fairflow.cfg",
+        "/ledger/reports/%2fetc%2fpasswd",
+        "/ledger/data-docs/bank/..%2f..%2fgreat_expectations.yml",
+        "/ledger/data-docs/bank%2fgx%2fgreat_expectations.yml",
+    ):
+        code, _, body = fetch(stack.url + path, viewer)
+        assert code == 404 and b"[core]" not in body and b"config_version" not in body, path
+
+
+def test_a_read_only_user_may_read_but_not_trigger(stack: Stack) -> None:
+    viewer = stack.token("viewer")
+    code, _, _ = fetch(
+        stack.url + "/ledger/reports/index.html", {"Authorization": f"Bearer {viewer}"}
+    )
+    assert code == 200
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        stack._call("POST", f"/api/v2/dags/{DAG_ID}/dagRuns", {"logical_date": None}, viewer)
+    assert refused.value.code == 403
 
 
 # --- The UI path, in a browser -------------------------------------------------------------
@@ -337,16 +421,20 @@ def run_badge(page: Page) -> str:
     return shown
 
 
-def test_in_the_ui_a_person_logs_in_triggers_the_pipeline_and_opens_its_audit_report(
+def test_in_the_ui_a_person_logs_in_triggers_the_pipeline_and_opens_its_pages(
     pipeline_on: Stack, page: Page
 ) -> None:
     stack = pipeline_on
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
     page.goto(f"{stack.url}/dags/{DAG_ID}")
     page.get_by_label("Username").fill(stack.user)
     page.get_by_label("Password").fill(stack.password)
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_url(f"**/dags/{DAG_ID}")
+    console: list[ConsoleMessage] = []  # from here on, logged in
+    page.on("console", lambda message: console.append(message))
 
     page.get_by_role("button", name="Trigger Dag").click()
     page.get_by_role("dialog").get_by_role("button", name="Trigger", exact=True).click()
@@ -366,12 +454,33 @@ def test_in_the_ui_a_person_logs_in_triggers_the_pipeline_and_opens_its_audit_re
     report = Path(REPORT_LINE.search(logged.inner_text())[1])
     assert report.parent == stack.data_dir / "reports", "the ledger's settings reached the task"
 
-    page.goto(report.as_uri())
+    # The task's link opens that page, served by Airflow under its own address.
+    page.get_by_text("Details", exact=True).click()
+    page.get_by_role("link", name="Audit report").click()
+    page.wait_for_url(f"{stack.url}/ledger/reports/{report.name}")
     page.screenshot(path=ARTIFACTS / "audit-report.png", full_page=True)
     assert page.title().startswith("Ledger audit")
     assert page.get_by_role("heading", level=1).inner_text() == "Ledger audit"
     assert page.locator("#verdict").inner_text().startswith("All audits passed.")
     assert page.locator("body").get_attribute("data-charts") == "drawn", "its script ran"
+
+    # Its checks link to their Data Docs page, served alike.
+    page.get_by_role("link", name="Data Docs").first.click()
+    page.wait_for_url(f"{stack.url}/ledger/data-docs/bank/validations/**")
+    page.wait_for_load_state("networkidle")
+    page.screenshot(path=ARTIFACTS / "data-docs.png", full_page=True)
+    assert "Great Expectations" in page.title()
+
+    # The navigation's Ledger entry shows the index inside Airflow's UI.
+    page.goto(f"{stack.url}/dags/{DAG_ID}")
+    page.get_by_role("link", name="Ledger", exact=True).click()  # not the tag "ledger"
+    index = page.frame_locator("iframe").first
+    index.get_by_role("heading", name="Ledger audits").wait_for()
+    page.screenshot(path=ARTIFACTS / "ledger-nav.png", full_page=True)
+    assert index.get_by_role("link", name=re.compile(r"UTC$")).count() >= 1
+
+    assert [m for m in console if m.type == "error"] == []
+    assert [u for u in requested if not u.startswith((stack.url, "blob:", "data:"))] == []
 
 
 # --- Ctrl-C ---------------------------------------------------------------------------------

@@ -1,0 +1,156 @@
+"""The web application the plugin mounts under Airflow's address (`plugin.MOUNT`): the audit
+and reconciliation pages and the Great Expectations Data Docs, each served from its own folder
+only, to a user `access.reader` lets in.
+
+- `/` goes to the pages' index (`<reports>/index.html`, which lists every audit and
+  reconciliation page);
+- `/reports/<name>` is a file of the reports folder (`Settings.reports`): a page, its
+  summary, the index;
+- `/data-docs/<ledger>/<page>` is a file of a ledger's Data Docs site
+  (`<expectations>/<ledger>/gx/uncommitted/data_docs/local_site/`), and nothing else of the
+  Great Expectations project (its configuration may name credentials).
+
+A report page links to its checks' Data Docs pages by their `file:` URL, which a browser
+refuses to follow from a page served over HTTP; served here, such links into the Data Docs
+site become links to `/data-docs/` (`served_page`), while the file on disk keeps the links
+that work when it is opened as a file.
+
+The settings are read from the environment when the first request comes (the API server's
+`LEDGER_*` variables, as the tasks read them), so loading the plugin in Airflow's other
+components reads nothing.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+import re
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path, PurePosixPath
+
+from airflow.api_fastapi.app import get_auth_manager
+from fastapi import Depends, FastAPI, HTTPException, Request, status
+from fastapi.responses import (
+    FileResponse,
+    HTMLResponse,
+    JSONResponse,
+    RedirectResponse,
+    Response,
+)
+from jinja2 import Environment, PackageLoader, select_autoescape
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from ledger_engine.config import Settings
+from ledger_engine.web.access import reader
+from ledger_engine.web.served_files import served_file
+
+REPORT_FILE, DATA_DOCS_FILE = "report_file", "data_docs_file"  # the routes' names
+INDEX_PAGE = "index.html"  # the reports folder's index (audit.report.naming.INDEX_NAME)
+# Where Great Expectations keeps a project's Data Docs site, below the ledger's folder of
+# `Settings.expectations` (`audit.expectations`: the project is `<ledger>/gx`, the site
+# `local_site`).
+DATA_DOCS_SITE = ("gx", "uncommitted", "data_docs", "local_site")
+NO_PAGE_YET = "No report yet"
+NO_PAGE_YET_TEXT = (
+    "No audit or reconciliation has written a page yet: the pipeline's first run (or `ledger"
+    " audit`, or a reconciliation) writes one, and the index of every page with it."
+)
+# Served pages are never cached by a shared cache, and never sniffed into another type.
+HEADERS = {"Cache-Control": "private, no-cache", "X-Content-Type-Options": "nosniff"}
+
+_TEMPLATES = Environment(
+    loader=PackageLoader("ledger_engine.web", "templates"),
+    autoescape=select_autoescape(["html"]),
+)
+
+
+def ledger_app(settings: Callable[[], Settings] = Settings.from_env) -> FastAPI:
+    """The application, reading its folders from `settings()` once, when first asked."""
+    app = FastAPI(title="Ledger pages", docs_url=None, redoc_url=None, openapi_url=None)
+    folders = cache(settings)
+
+    @app.get("/", dependencies=[Depends(reader)])
+    def home(request: Request) -> Response:
+        if served_file(folders().reports, INDEX_PAGE) is None:
+            return notice(request, status.HTTP_200_OK, NO_PAGE_YET, NO_PAGE_YET_TEXT)
+        return RedirectResponse(
+            str(request.url_for(REPORT_FILE, path=INDEX_PAGE)), status.HTTP_303_SEE_OTHER
+        )
+
+    @app.get("/reports/{path:path}", name=REPORT_FILE, dependencies=[Depends(reader)])
+    def report_file(path: str, request: Request) -> Response:
+        found = served_file(folders().reports, path)
+        if found is None:
+            raise HTTPException(status.HTTP_404_NOT_FOUND, f"no report named {path!r}")
+        if found.suffix != ".html":
+            return FileResponse(found, headers=HEADERS)
+        docs = str(request.url_for(DATA_DOCS_FILE, path=""))
+        page = served_page(found.read_text(encoding="utf-8"), folders().expectations, docs)
+        return HTMLResponse(page, headers=HEADERS)
+
+    @app.get("/data-docs/{path:path}", name=DATA_DOCS_FILE, dependencies=[Depends(reader)])
+    def data_docs_file(path: str) -> FileResponse:
+        found = data_docs_file_of(folders().expectations, path)
+        if found is None:
+            raise HTTPException(status.HTTP_404_NOT_FOUND, f"no Data Docs page named {path!r}")
+        media = mimetypes.guess_type(found.name)[0] or "application/octet-stream"
+        return FileResponse(found, media_type=media, headers=HEADERS)
+
+    @app.exception_handler(StarletteHTTPException)
+    def refused(request: Request, exc: StarletteHTTPException) -> Response:
+        return refusal(request, exc.status_code, str(exc.detail))
+
+    return app
+
+
+def data_docs_file_of(expectations: Path, requested: str) -> Path | None:
+    """The file `requested` (`<ledger>/<path in its site>`) names in a ledger's Data Docs site
+    under `expectations`, or None: nothing outside a site is served."""
+    relative = PurePosixPath(requested)
+    parts = relative.parts
+    if relative.is_absolute() or len(parts) < 2 or parts[0] == "..":
+        return None
+    site = PurePosixPath(parts[0], *DATA_DOCS_SITE)
+    if not (expectations / site).is_dir():
+        return None
+    return served_file(expectations / site, str(PurePosixPath(*parts[1:])))
+
+
+def served_page(html: str, expectations: Path, data_docs_url: str) -> str:
+    """A report page as served: its `file:` links into a ledger's Data Docs site under
+    `expectations` made links to `data_docs_url` (the `/data-docs/` route), the rest as is.
+    Only links into a site (`<ledger>/gx/uncommitted/data_docs/local_site/`) are rewritten:
+    that route serves nothing else."""
+    into_site = re.compile(
+        re.escape(expectations.resolve().as_uri() + "/")
+        + r"([^/\"'<>\s]+)/"
+        + re.escape("/".join(DATA_DOCS_SITE) + "/")
+    )
+    return into_site.sub(lambda link: f"{data_docs_url}{link[1]}/", html)
+
+
+def refusal(request: Request, code: int, detail: str) -> Response:
+    """What a refused request gets: a browser asking for a page without a session goes to
+    Airflow's login and comes back; anything else gets the code and a short page or JSON."""
+    wants_page = "text/html" in request.headers.get("accept", "")
+    if code == status.HTTP_401_UNAUTHORIZED and wants_page and request.method == "GET":
+        login = get_auth_manager().get_url_login(next_url=str(request.url))
+        return RedirectResponse(login, status.HTTP_303_SEE_OTHER)
+    if not wants_page:
+        return JSONResponse({"detail": detail}, code)
+    return notice(request, code, _TITLES.get(code, "Refused"), detail)
+
+
+def notice(request: Request, code: int, title: str, message: str) -> HTMLResponse:
+    """A short page saying `title` and `message`, with the way back to the reports."""
+    page = _TEMPLATES.get_template("notice.html").render(
+        title=title, message=message, home=str(request.url_for("home"))
+    )
+    return HTMLResponse(page, code, headers=HEADERS)
+
+
+_TITLES = {
+    status.HTTP_401_UNAUTHORIZED: "Not logged in",
+    status.HTTP_403_FORBIDDEN: "Not allowed",
+    status.HTTP_404_NOT_FOUND: "Not found",
+}
