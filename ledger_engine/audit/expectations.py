@@ -588,11 +588,16 @@ def _existing(factory: Any, name: str) -> Any:
 
 
 def _build_run_pages(context: FileDataContext, result: CheckpointResult) -> str | None:
-    """Render the Data Docs page of each validation of `result` (the index and the suites'
-    pages are left as they are); the URL of the first."""
+    """Render the Data Docs page of each validation of `result`; the URL of the first. The
+    index and the suites' pages are left as they are (the full audit rebuilds them), except
+    in a site that has no index yet: there they are built with the run's pages, so that the
+    site's start page and the pages' Home and suite links exist from the first audit on."""
     pages = list(result.run_results)
+    has_index = _data_docs_index(context) is not None
     context.build_data_docs(
-        site_names=[DATA_DOCS_SITE], resource_identifiers=pages, build_index=False
+        site_names=[DATA_DOCS_SITE],
+        resource_identifiers=pages if has_index else None,
+        build_index=not has_index,
     )
     for page in pages:
         for site in context.get_docs_sites_urls(

@@ -111,6 +111,26 @@ def site(committed_ledger_url: str, tmp_path_factory: pytest.TempPathFactory) ->
     return Site(index, page_of(batch), full_page, suite_page)
 
 
+def test_a_new_sites_first_batch_audit_builds_its_start_page_and_suite_pages(
+    committed_ledger_url: str, tmp_path: Path
+) -> None:
+    root = tmp_path / "expectations"
+
+    run_page = page_of(run_batch_expectations(committed_ledger_url, LEDGER, root))
+
+    site = run_page.parents[4]
+    assert run_page.is_relative_to(site / "validations")
+    assert (site / "index.html").is_file(), "the site's start page"
+    # Every page of the site a page links to (Home, its suite, ...) is there.
+    targets = {
+        (run_page.parent / unquote(href)).resolve()
+        for href in re.findall(r'href="([^"#:]+\.html)', run_page.read_text(encoding="utf-8"))
+    }
+    assert site.resolve() / "index.html" in targets
+    assert site.resolve() / "expectations" / "ledger_batch_integrity.html" in targets
+    assert [t for t in targets if not t.is_file()] == []
+
+
 # --- Looking at a page ---------------------------------------------------------------------
 
 # Appended to a copy of a page (beside it, so that its relative URLs hold): once the page's
