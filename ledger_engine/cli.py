@@ -11,12 +11,14 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
+from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from sqlalchemy import text
 
 from ledger_engine.config import Settings
+from ledger_engine.core.money import Unit, money_text
 from ledger_engine.core.records import Event
 
 console = Console()
@@ -514,6 +516,11 @@ def cmd_breaks(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _list_breaks(settings: Settings) -> int:
+    """The open breaks, oldest first, a table per source, amounts as money in the source's
+    unit (from its declaration; integers where none is declared), narrow enough for a
+    terminal of 80 columns; the write-offs posted and not yet settled under it."""
+    from ledger_engine.audit.report.formats import plural
+    from ledger_engine.audit.report.reconciliation_context import reason_title
     from ledger_engine.store.database import open_views
     from ledger_engine.store.reconciliation import list_open_breaks
 
@@ -522,21 +529,57 @@ def _list_breaks(settings: Settings) -> int:
         found = list_open_breaks(engine)
     finally:
         engine.dispose()
-    table = Table(title=f"Open breaks: {len(found)}")
-    for column in ("id", "source", "reason", "account", "statement", "ledger", "difference"):
-        table.add_column(column)
-    table.add_column("reference / request")
-    table.add_column("opened (UTC)")
-    table.add_column("write-off posted")
-    for row in found:
-        table.add_row(
-            *(str(v) if v is not None else "" for v in row[:7]),
-            row.statement_reference or row.request_id or "",
-            _utc(row.opened_at),
-            row.write_off_request_id or "",
-        )
-    console.print(table)
+    units = _source_units(settings)
+    now = datetime.now(UTC)
+    console.print(f"Open breaks: {len(found)}", markup=False)
+    for source in dict.fromkeys(row.source for row in found):
+        unit = units.get(source)
+        title = f"{source}{f' ({unit.code})' if unit else ''}, oldest first"
+        table = Table(title=title, box=box.SIMPLE, pad_edge=False)
+        for column in ("id", "reason", "account", "amount", "ref / request", "age"):
+            table.add_column(column, justify="right" if column in ("amount", "age") else "left")
+        rows = [r for r in found if r.source == source]
+        for row in rows:
+            table.add_row(
+                str(row.break_id),
+                reason_title(row.reason),
+                row.account or "",
+                _break_amount(row.statement_amount, row.ledger_amount, unit),
+                row.statement_reference or row.request_id or "",
+                plural((now - row.opened_at).days, "day"),
+            )
+        console.print(table)
+        for row in (r for r in rows if r.write_off_request_id):
+            console.print(
+                f"break {row.break_id}: write-off posted as {row.write_off_request_id};"
+                " the next run and reconciliation settle it",
+                markup=False,
+            )
     return 1 if found else 0
+
+
+def _source_units(settings: Settings) -> dict[str, Unit]:
+    """Each declared source's unit; none where the ledger declares no sources."""
+    from ledger_engine.apps import load_ledger
+    from ledger_engine.errors import SourcesError
+    from ledger_engine.reconcile.job import declared_sources
+
+    try:
+        sources = declared_sources(settings, load_ledger(settings.app))
+    except (FileNotFoundError, SourcesError):
+        return {}
+    return {name: Unit(s.currency, s.precision) for name, s in sources.sources.items()}
+
+
+def _break_amount(statement: int | None, ledger: int | None, unit: Unit | None) -> str:
+    """A break's amount as money without its code (the table's title names it): the one side
+    there is, or both sides where they differ ("55.00 vs 50.00": statement, then ledger)."""
+
+    def money(units: int) -> str:
+        return money_text(units, unit).removesuffix(f" {unit.code}" if unit else "")
+
+    sides = [money(units) for units in (statement, ledger) if units is not None]
+    return " vs ".join(sides)
 
 
 def _resolve_breaks(settings: Settings, args: argparse.Namespace, *, match: bool) -> int:

@@ -4,6 +4,7 @@ rules read from the ledger's reconciliation file, statements from their inbox fo
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -67,7 +68,7 @@ def land(inbox: Path, raw: bytes) -> None:
 
 
 def test_reconcile_records_matches_and_breaks_and_breaks_lists_them(
-    user: Path, engine: Engine, capsys
+    user: Path, engine: Engine, capsys, monkeypatch
 ):
     land(user, b"Date,Amount,Ref\n2026-11-02,100.00,R1\n2026-11-03,3.00,R9\n")
 
@@ -93,10 +94,16 @@ def test_reconcile_records_matches_and_breaks_and_breaks_lists_them(
     index = read_page(reports / "index.html")
     assert [a.attrs["href"] for a in index.find("a", inside="reconciliations")] == [page.name]
 
+    monkeypatch.setattr(cli.console, "width", 80)  # a terminal of 80 columns
     assert main(["breaks"]) == 1
     listed = capsys.readouterr().out
-    assert "missing_in_ledger" in listed and "R9" in listed
-    assert "missing_in_statement" in listed and "d2" in listed
+    assert "missing in the ledger" in listed and "R9" in listed
+    assert "missing in the statement" in listed and "d2" in listed
+    # Amounts as money in the source's unit (named once, in its table's title).
+    assert "Main bank (EUR)" in listed
+    assert re.search(r"missing in the ledger +alice +3\.00 +R9 +0 days", listed)
+    assert re.search(r"missing in the statement +alice +7\.00 +d2 +0 days", listed)
+    assert max(len(line) for line in listed.splitlines()) <= 80
 
 
 def test_reconcile_names_a_mistake_in_the_declaration(user: Path, tmp_path: Path, capsys):
