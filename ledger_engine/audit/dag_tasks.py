@@ -27,6 +27,7 @@ from sqlalchemy import Engine
 
 from ledger_engine.apps import load_ledger
 from ledger_engine.audit.findings import AuditScope, CheckResult
+from ledger_engine.audit.report.formats import plural
 from ledger_engine.audit.report.provenance import Provenance, RunBatches
 from ledger_engine.audit.runner import (
     AuditPart,
@@ -111,7 +112,8 @@ def audit_part_task(part: str, kind: str, log: logging.Logger) -> dict[str, Any]
     returns a summary (counts of checks, the failed ones' names, links, the scope)."""
     with _opened(kind, log) as audit:
         scope, checks = audit.run_part(part)
-    log.info("%s: %s", scope.describe(), [_brief(c) for c in checks])
+    for line in part_summary(scope, checks):
+        log.info("%s", line)
     _publish(scope, checks)
     raise_on_failure(checks)
     return {
@@ -123,14 +125,14 @@ def audit_part_task(part: str, kind: str, log: logging.Logger) -> dict[str, Any]
     }
 
 
-def _brief(check: CheckResult) -> dict[str, Any]:
-    """A check as a small JSON-able dict for the task log."""
-    return {
-        "suite": check.suite,
-        "name": check.name,
-        "passed": check.passed,
-        "findings": list(check.findings[:3]),
-    }
+def part_summary(scope: AuditScope, checks: Sequence[CheckResult]) -> list[str]:
+    """What an audit part's task log says of it, a line each: its scope and how many checks
+    passed, then each failed check by name (its findings are in the failure the task raises,
+    and on the report)."""
+    passed = sum(1 for c in checks if c.passed)
+    lines = [f"{scope.describe()}: {passed:,} of {plural(len(checks), 'check')} passed"]
+    lines += [f"check failed: {c.suite}: {c.name}" for c in checks if not c.passed]
+    return lines
 
 
 def _publish(scope: AuditScope, checks: list[CheckResult]) -> None:

@@ -372,3 +372,24 @@ def test_a_failed_micro_batch_run_is_still_audited_and_reported_and_fails_the_ru
     assert "task did not succeed: run_micro_batches" in log
     [page] = broken.reports()
     assert "run_micro_batches committed the inbox" in page.read_text(encoding="utf-8")
+
+
+# --- What the other tasks' logs say ----------------------------------------------------------
+
+
+def test_the_task_logs_read_as_a_summary(ledger: Ledger, first_run: dict[str, Any]) -> None:
+    batches = task_log_lines(ledger.workdir / "first-run.log", "run_micro_batches")
+    said = "\n".join(batches)
+    assert "Using incubator modules" not in said, "the JVM's banner"
+    assert "spark.sql.adaptive.enabled" not in said, "a warning that says nothing to a user"
+
+    audit = task_log_lines(ledger.workdir / "first-run.log", "great_expectations_checkpoint")
+    assert any(
+        re.search(
+            r"Batch audit: batches 0 to 1, no audit having passed before: "
+            r"(\d+) of \1 checks passed",
+            line,
+        )
+        for line in audit
+    ), "\n".join(audit)
+    assert max(len(line) for line in audit) < 1_000, "no dictionary of every check on a line"

@@ -39,8 +39,13 @@ _LEVELS = {
     "FATAL": logging.CRITICAL,
 }
 # Printed by the JVM itself (not log4j) on every start, because Spark's launcher always adds the
-# optional vector module; no setting silences it and there is nothing to act on.
+# optional vector module; no setting silences it and there is nothing to act on. Relayed at
+# DEBUG, below what a task log shows.
 _JVM_BANNERS = ("WARNING: Using incubator modules:",)
+# Spark's warnings that say nothing to a user of the platform, relayed at DEBUG too: adaptive
+# execution is on for the session's batch jobs (reconciliation's joins) and Spark turns it off
+# by itself for the streaming query, warning at every run.
+_SAYS_NOTHING = ("spark.sql.adaptive.enabled is not supported in streaming",)
 
 
 def build_session(
@@ -141,8 +146,11 @@ def relay_jvm_output(stream: IO[bytes], logger: logging.Logger) -> threading.Thr
             parsed = _LOG4J_LINE.match(line)
             if parsed:
                 level, line = _LEVELS[parsed.group(1)], parsed.group(2)
+                if any(noise in line for noise in _SAYS_NOTHING):
+                    logger.debug("%s", line)
+                    continue
             elif line.startswith(_JVM_BANNERS):
-                logger.info("%s", line)
+                logger.debug("%s", line)
                 continue
             logger.log(level, "%s", line)
         stream.close()
