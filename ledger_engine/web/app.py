@@ -1,4 +1,4 @@
-"""The web application the plugin mounts under Airflow's address (`plugin.MOUNT`): the audit
+"""The web application the plugin mounts under Airflow's address (`links.MOUNT`): the audit
 and reconciliation pages and the Great Expectations Data Docs, each served from its own folder
 only, to a user `access.reader` lets in.
 
