@@ -520,7 +520,7 @@ def _list_breaks(settings: Settings) -> int:
     unit (from its declaration; integers where none is declared), narrow enough for a
     terminal of 80 columns; the write-offs posted and not yet settled under it."""
     from ledger_engine.audit.report.formats import plural
-    from ledger_engine.audit.report.reconciliation_context import reason_title
+    from ledger_engine.reconcile.matching import reason_words
     from ledger_engine.store.database import open_views
     from ledger_engine.store.reconciliation import list_open_breaks
 
@@ -542,7 +542,7 @@ def _list_breaks(settings: Settings) -> int:
         for row in rows:
             table.add_row(
                 str(row.break_id),
-                reason_title(row.reason),
+                reason_words(row.reason),
                 row.account or "",
                 _break_amount(row.statement_amount, row.ledger_amount, unit),
                 row.statement_reference or row.request_id or "",

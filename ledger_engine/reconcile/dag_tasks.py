@@ -24,8 +24,11 @@ from typing import Any
 from ledger_engine.apps import load_ledger
 from ledger_engine.audit.report.provenance import Provenance
 from ledger_engine.config import Settings
+from ledger_engine.core.declarations import StreamingLedger
+from ledger_engine.core.money import Unit, money_text
 from ledger_engine.reconcile.inbox import inbox_folder
 from ledger_engine.reconcile.job import declared_sources, run_reconciliation
+from ledger_engine.reconcile.matching import reason_words
 from ledger_engine.reconcile.run import ReconcileReport
 from ledger_engine.reconcile.sources import Sources
 
@@ -40,12 +43,51 @@ def reconcile_task(who: str, log: logging.Logger) -> dict[str, Any]:
     log.info("statements %s, Spark master %s", settings.statements, settings.spark_master)
     for name, source in sources.sources.items():
         log.info("source %s: inbox %s/", name, inbox_folder(settings.statements, source))
-    summary = reconcile_summary(run_reconciliation(settings, ledger, sources, who=who))
+    report = run_reconciliation(settings, ledger, sources, who=who)
+    summary = reconcile_summary(report)
     for loaded in summary["files"]:
         log.info("statement %s", loaded)
     for name, part in summary["sources"].items():
         log.info("source %s: %s", name, part)
+    for line in breaks_changed(settings, ledger, sources, report):
+        log.info("%s", line)
     return summary
+
+
+def breaks_changed(
+    settings: Settings, ledger: StreamingLedger, sources: Sources, report: ReconcileReport
+) -> list[str]:
+    """A line for each break the run opened or closed: its id, reason, account and amount as
+    money in its source's unit (read back by id: a run opens and closes few)."""
+    from ledger_engine.store.database import open_views
+    from ledger_engine.store.reconciliation import described_breaks
+
+    changed = {
+        break_id: verb
+        for part in report.sources
+        if part.record is not None
+        for verb, ids in (("opened", part.record.opened_ids), ("closed", part.record.closed_ids))
+        for break_id in ids
+    }
+    if not changed:
+        return []
+    engine = open_views(settings, ledger)
+    try:
+        described = described_breaks(engine, list(changed))
+    finally:
+        engine.dispose()
+    assert [b.break_id for b in described] == sorted(changed), "every break the run named"
+    units = {name: Unit(s.currency, s.precision) for name, s in sources.sources.items()}
+    lines = []
+    for b in described:
+        # A closed break says how: matched, manual match, written off, superseded.
+        how = f" ({b.resolution.replace('_', ' ')})" if changed[b.break_id] == "closed" else ""
+        amount = money_text(b.amount_difference or 0, units.get(b.source))
+        lines.append(
+            f"source {b.source}: {changed[b.break_id]} break {b.break_id}{how}: "
+            f"{reason_words(b.reason)}, account {b.account}, {amount}"
+        )
+    return lines
 
 
 def reconcile_summary(report: ReconcileReport) -> dict[str, Any]:

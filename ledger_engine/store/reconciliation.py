@@ -89,6 +89,12 @@ class RunRecord:
     breaks_opened: int
     breaks_closed: int
     written_off: int = 0
+    opened_ids: tuple[int, ...] = ()  # the breaks it opened
+    closed_ids: tuple[int, ...] = ()  # the breaks it closed, those its write-offs settled too
+
+    def __post_init__(self) -> None:
+        assert not self.opened_ids or len(self.opened_ids) == self.breaks_opened, self
+        assert not self.closed_ids or len(self.closed_ids) == self.breaks_closed, self
 
 
 class ScopeMoved(RuntimeError):
@@ -207,6 +213,15 @@ def list_open_breaks(engine: Engine) -> list[tuple]:
         return cursor.fetchall()
 
 
+def described_breaks(engine: Engine, break_ids: Sequence[int]) -> list[tuple]:
+    """The breaks `break_ids`, by id (named tuples: break_id, source, reason, account,
+    amount_difference, resolution), read by their primary key."""
+    with engine.connect() as conn:
+        cursor = conn.connection.cursor(cursor_factory=NamedTupleCursor)
+        cursor.execute(statement("reconciliation/described_breaks"), (list(break_ids),))
+        return cursor.fetchall()
+
+
 def first_rows(engine: Engine, table: str, count: int) -> list[str]:
     """The first `count` keys of the declared `table`, in key order."""
     with engine.connect() as conn:
@@ -278,11 +293,19 @@ def record_run(
         _record_accounts(cursor, scope, run_id)
         _insert_rules(cursor, run_id, rules)
         match_of = _insert_matches(cursor, scope.source, run_id, outcome, who)
-        _apply_breaks(cursor, scope.source, run_id, plan, match_of, who)
+        opened = _apply_breaks(cursor, scope.source, run_id, plan, match_of, who)
         _settle_write_offs(cursor, scope.source, run_id, settlements)
         _check_settled(cursor, scope)
-    closed = len(plan.closing) + len(settlements)
-    return RunRecord(run_id, len(outcome.matches), len(plan.opening), closed, len(settlements))
+    closed = (*plan.closing.values(), *(s.write_off.break_id for s in settlements))
+    return RunRecord(
+        run_id,
+        len(outcome.matches),
+        len(plan.opening),
+        len(closed),
+        len(settlements),
+        opened_ids=tuple(opened),
+        closed_ids=closed,
+    )
 
 
 def _record_accounts(cursor, scope: Scope, run_id: int) -> None:
@@ -459,14 +482,15 @@ def _plan_breaks(
 
 def _apply_breaks(
     cursor, source: str, run_id: int, plan: _BreakPlan, match_of: dict, who: str
-) -> None:
+) -> list[int]:
     """Resolve the breaks that no longer hold (matched, or superseded by a break of another
-    reason) and open the new ones, each change in the break's history."""
+    reason) and open the new ones, each change in the break's history; the new ones' ids."""
     for (_, entry, change), break_id in plan.closing.items():
         matched = match_of.get(("statement", entry)) or match_of.get(("ledger", change))
         resolution = "matched" if matched is not None else "superseded"
         resolve_break(cursor, break_id, resolution)
         append_history(cursor, break_id, resolution, who, run_id, matched)
+    opened: list[int] = []
     for (_, entry, change), item in plan.opening.items():
         cursor.execute(
             statement("reconciliation/insert_break"),
@@ -480,7 +504,9 @@ def _apply_breaks(
                 run_id,
             ),
         )
-        append_history(cursor, cursor.fetchone()[0], "opened", who, run_id, None)
+        opened.append(cursor.fetchone()[0])
+        append_history(cursor, opened[-1], "opened", who, run_id, None)
+    return opened
 
 
 def resolve_break(cursor, break_id: int, resolution: str) -> None:

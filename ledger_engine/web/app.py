@@ -44,7 +44,6 @@ from ledger_engine.config import Settings
 from ledger_engine.web.access import reader
 from ledger_engine.web.served_files import served_file
 
-REPORT_FILE, DATA_DOCS_FILE = "report_file", "data_docs_file"  # the routes' names
 INDEX_PAGE = "index.html"  # the reports folder's index (audit.report.naming.INDEX_NAME)
 # Where Great Expectations keeps a project's Data Docs site, below the ledger's folder of
 # `Settings.expectations` (`audit.expectations`: the project is `<ledger>/gx`, the site
@@ -74,21 +73,21 @@ def ledger_app(settings: Callable[[], Settings] = Settings.from_env) -> FastAPI:
         if served_file(folders().reports, INDEX_PAGE) is None:
             return notice(request, status.HTTP_200_OK, NO_PAGE_YET, NO_PAGE_YET_TEXT)
         return RedirectResponse(
-            str(request.url_for(REPORT_FILE, path=INDEX_PAGE)), status.HTTP_303_SEE_OTHER
+            mounted(request, f"reports/{INDEX_PAGE}"), status.HTTP_303_SEE_OTHER
         )
 
-    @app.get("/reports/{path:path}", name=REPORT_FILE, dependencies=[Depends(reader)])
+    @app.get("/reports/{path:path}", dependencies=[Depends(reader)])
     def report_file(path: str, request: Request) -> Response:
         found = served_file(folders().reports, path)
         if found is None:
             raise HTTPException(status.HTTP_404_NOT_FOUND, f"no report named {path!r}")
         if found.suffix != ".html":
             return FileResponse(found, headers=HEADERS)
-        docs = str(request.url_for(DATA_DOCS_FILE, path=""))
+        docs = mounted(request, "data-docs/")
         page = served_page(found.read_text(encoding="utf-8"), folders().expectations, docs)
         return HTMLResponse(page, headers=HEADERS)
 
-    @app.get("/data-docs/{path:path}", name=DATA_DOCS_FILE, dependencies=[Depends(reader)])
+    @app.get("/data-docs/{path:path}", dependencies=[Depends(reader)])
     def data_docs_file(path: str) -> FileResponse:
         found = data_docs_file_of(folders().expectations, path)
         if found is None:
@@ -101,6 +100,12 @@ def ledger_app(settings: Callable[[], Settings] = Settings.from_env) -> FastAPI:
         return refusal(request, exc.status_code, str(exc.detail))
 
     return app
+
+
+def mounted(request: Request, path: str) -> str:
+    """The absolute path of `path` in this application, wherever Airflow mounted it (the
+    mount's prefix is the request's root path)."""
+    return f"{request.scope.get('root_path', '').rstrip('/')}/{path}"
 
 
 def data_docs_file_of(expectations: Path, requested: str) -> Path | None:
@@ -144,7 +149,7 @@ def refusal(request: Request, code: int, detail: str) -> Response:
 def notice(request: Request, code: int, title: str, message: str) -> HTMLResponse:
     """A short page saying `title` and `message`, with the way back to the reports."""
     page = _TEMPLATES.get_template("notice.html").render(
-        title=title, message=message, home=str(request.url_for("home"))
+        title=title, message=message, home=mounted(request, "")
     )
     return HTMLResponse(page, code, headers=HEADERS)
 

@@ -382,6 +382,12 @@ def test_a_reader_gets_the_pages_and_nothing_outside_their_folders(
         code, _, body = fetch(stack.url + path, viewer)
         assert code == 404 and b"[core]" not in body and b"config_version" not in body, path
 
+    # A name a page shows is escaped: the refusal a browser gets names it as text.
+    hostile = "/ledger/reports/%3Cscript%3Ealert(1)%3C%2Fscript%3E.html"
+    code, _, body = fetch(stack.url + hostile, viewer | {"Accept": "text/html"})
+    assert code == 404 and b"<script>alert" not in body
+    assert b"&lt;script&gt;alert(1)&lt;/script&gt;.html" in body
+
 
 def test_a_read_only_user_may_read_but_not_trigger(stack: Stack) -> None:
     viewer = stack.token("viewer")

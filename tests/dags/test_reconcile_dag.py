@@ -14,6 +14,7 @@ settings of the test: see conftest.py.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
@@ -310,6 +311,25 @@ def test_a_run_records_the_statements_breaks_and_writes_its_page_green(
     index = read_page(page.parent / "index.html")
     who = f"airflow {DAG_ID} {first['run_id']} (task write_reconciliation_page)"
     assert who in index.text_in(page.stem)
+
+
+def test_the_reconcile_task_logs_each_break_it_opened_as_money(
+    deployment: Deployment, runs: list[dict[str, Any]]
+) -> None:
+    log = (deployment.workdir / "runs.log").read_text(encoding="utf-8", errors="replace")
+    opened = re.findall(
+        rf"source {SOURCE}: opened break (\d+): ([a-z ]+), account alice, (-?[\d,]+\.\d\d) EUR",
+        log,
+    )
+    ids = {int(i) for i, *_ in opened}
+    recorded = rows(deployment.engine, "SELECT break_id FROM ledger_recon_breaks")
+    assert ids == {break_id for (break_id,) in recorded}
+    assert sorted(reason for _, reason, _ in opened) == [
+        "amount mismatch",
+        "missing in the ledger",
+        "missing in the statement",
+    ]
+    assert " closed break " not in log, "the runs closed none"
 
 
 def test_a_second_run_with_nothing_new_records_a_run_that_changes_nothing(

@@ -76,6 +76,11 @@ def test_each_item_ends_matched_or_as_a_break_with_its_reason(committed: Engine,
         0,
     )
     assert rows(committed, "SELECT count(*) FROM ledger_recon_matched_changes") == [(1,)]
+    # The record names the breaks it opened.
+    assert sorted(part.record.opened_ids) == [
+        i for (i,) in rows(committed, "SELECT break_id FROM ledger_recon_breaks ORDER BY 1")
+    ]
+    assert part.record.closed_ids == ()
 
 
 def test_a_rerun_with_nothing_new_decides_the_same_and_changes_nothing(committed: Engine, tmp_path):
@@ -102,6 +107,13 @@ def test_a_later_statement_closes_the_break_it_explains(committed: Engine, tmp_p
 
     assert [m.ledger_ids for m in part.outcome.matches] == [((0, 2, 0),)]
     assert part.record is not None and part.record.breaks_closed == 1
+    assert part.record.closed_ids == tuple(
+        i
+        for (i,) in rows(
+            committed, "SELECT break_id FROM ledger_recon_breaks WHERE status = 'resolved'"
+        )
+    )
+    assert part.record.opened_ids == ()
     assert rows(
         committed, "SELECT breaks_opened, breaks_closed FROM ledger_recon_runs ORDER BY run_id"
     ) == [(3, 0), (0, 1)]

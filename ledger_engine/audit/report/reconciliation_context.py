@@ -35,20 +35,17 @@ from ledger_engine.audit.report.reconciliation_queries import (
     RunRow,
 )
 from ledger_engine.core.money import Unit
+from ledger_engine.reconcile.matching import (
+    AMOUNT_MISMATCH,
+    DUPLICATE,
+    MISSING_IN_LEDGER,
+    MISSING_IN_STATEMENT,
+    reason_words,
+)
 
-# The reasons a break may have (sql/0019's CHECK), in the order a page lists them, with what a
-# reader calls them; a reason not known here is listed after them under its own name.
-_REASON_TITLES = {
-    "missing_in_ledger": "missing in the ledger",
-    "missing_in_statement": "missing in the statement",
-    "amount_mismatch": "amount mismatch",
-    "duplicate": "duplicate",
-}
-
-
-def reason_title(reason: str) -> str:
-    """What a break's reason is called on a page."""
-    return _REASON_TITLES.get(reason, reason.replace("_", " "))
+# The reasons a break may have (sql/0019's CHECK), in the order a page lists them; a reason
+# not known here is listed after them under its own name.
+_REASON_ORDER = (MISSING_IN_LEDGER, MISSING_IN_STATEMENT, AMOUNT_MISMATCH, DUPLICATE)
 
 
 def age_labels(edges: Sequence[int] = AGE_EDGES) -> list[str]:
@@ -138,11 +135,11 @@ def _reasons(view: ReconciliationView) -> list[ReasonRow]:
     for (reason, _), breaks in view.open_by_reason_and_age.items():
         open_by_reason[reason] = open_by_reason.get(reason, 0) + breaks
     found = set(open_by_reason) | set(view.opened_by_reason)
-    ordered = [*_REASON_TITLES, *sorted(found - set(_REASON_TITLES))]
+    ordered = [*_REASON_ORDER, *sorted(found - set(_REASON_ORDER))]
     return [
         ReasonRow(
             reason,
-            reason_title(reason),
+            reason_words(reason),
             open_by_reason.get(reason, 0),
             view.opened_by_reason.get(reason, 0),
         )
@@ -245,7 +242,7 @@ def reconciliation_context(
         open_breaks=sum(r.open for r in reasons),
         opened=sum(r.breaks_opened for r in view.runs),
         closed=sum(r.breaks_closed for r in view.runs),
-        oldest=[BreakView(b, units.get(b.source), reason_title(b.reason)) for b in view.oldest],
+        oldest=[BreakView(b, units.get(b.source), reason_words(b.reason)) for b in view.oldest],
         drift=[DriftView(d, units.get(d.source)) for d in view.drift],
         drift_accounts=view.drift_accounts,
         drifting_accounts=view.drifting_accounts,

@@ -83,6 +83,19 @@ AMOUNT_MISMATCH = "amount_mismatch"
 MISSING_IN_LEDGER = "missing_in_ledger"
 MISSING_IN_STATEMENT = "missing_in_statement"
 BREAK_REASONS = (DUPLICATE, AMOUNT_MISMATCH, MISSING_IN_LEDGER, MISSING_IN_STATEMENT)
+# What a person calls each reason (pages, task logs, `ledger breaks`).
+_REASON_WORDS = {
+    MISSING_IN_LEDGER: "missing in the ledger",
+    MISSING_IN_STATEMENT: "missing in the statement",
+    AMOUNT_MISMATCH: "amount mismatch",
+    DUPLICATE: "duplicate",
+}
+
+
+def reason_words(reason: str) -> str:
+    """A break's reason as a person reads it; a reason not known here, its name in words."""
+    return _REASON_WORDS.get(reason, reason.replace("_", " "))
+
 
 # An item's id: a statement entry's (file_id, position); a ledger change's (batch_id,
 # position, seq). Ids order the items of one side totally, which makes every choice unique.
