@@ -537,7 +537,9 @@ def _list_breaks(settings: Settings) -> int:
         title = f"{source}{f' ({unit.code})' if unit else ''}, oldest first"
         table = Table(title=title, box=box.SIMPLE, pad_edge=False)
         for column in ("id", "reason", "account", "amount", "ref / request", "age"):
-            table.add_column(column, justify="right" if column in ("amount", "age") else "left")
+            # A narrow column wraps its text, a long reference included: nothing is cut off.
+            justify = "right" if column in ("amount", "age") else "left"
+            table.add_column(column, justify=justify, overflow="fold")
         rows = [r for r in found if r.source == source]
         for row in rows:
             table.add_row(
