@@ -429,11 +429,10 @@ def _reconciliation_page(settings: Settings, ledger, sources, report, written_by
     from ledger_engine.store.database import open_views
 
     run_ids = [part.record.run_id for part in report.sources if part.record is not None]
-    money = {s.name: (s.currency, s.precision) for s in sources.sources.values()}
     engine = open_views(settings, ledger)  # migrated by the run that just recorded
     try:
         page = write_reconciliation_page(
-            settings.reports, engine, run_ids, written_by=written_by, money=money
+            settings.reports, engine, run_ids, written_by=written_by, money=sources.units
         )
     finally:
         engine.dispose()
@@ -570,7 +569,7 @@ def _source_units(settings: Settings) -> dict[str, Unit]:
         sources = declared_sources(settings, load_ledger(settings.app))
     except (FileNotFoundError, SourcesError):
         return {}
-    return {name: Unit(s.currency, s.precision) for name, s in sources.sources.items()}
+    return sources.units
 
 
 def _break_amount(statement: int | None, ledger: int | None, unit: Unit | None) -> str:

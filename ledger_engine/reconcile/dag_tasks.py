@@ -25,7 +25,7 @@ from ledger_engine.apps import load_ledger
 from ledger_engine.audit.report.provenance import Provenance
 from ledger_engine.config import Settings
 from ledger_engine.core.declarations import StreamingLedger
-from ledger_engine.core.money import Unit, money_text
+from ledger_engine.core.money import money_text
 from ledger_engine.reconcile.inbox import inbox_folder
 from ledger_engine.reconcile.job import declared_sources, run_reconciliation
 from ledger_engine.reconcile.matching import reason_words
@@ -77,7 +77,7 @@ def breaks_changed(
     finally:
         engine.dispose()
     assert [b.break_id for b in described] == sorted(changed), "every break the run named"
-    units = {name: Unit(s.currency, s.precision) for name, s in sources.sources.items()}
+    units = sources.units
     lines = []
     for b in described:
         # A closed break says how: matched, manual match, written off, superseded.
@@ -143,7 +143,7 @@ def page_task(
     engine = open_views(settings, ledger)
     try:
         page = write_reconciliation_page(
-            settings.reports, engine, run_ids, written_by=written_by, money=_money(sources)
+            settings.reports, engine, run_ids, written_by=written_by, money=sources.units
         )
     finally:
         engine.dispose()
@@ -164,8 +164,3 @@ def _declared(settings: Settings, ledger) -> Sources:
         from airflow.sdk.exceptions import AirflowSkipException
 
         raise AirflowSkipException("the ledger declares no statement sources") from None
-
-
-def _money(sources: Sources) -> dict[str, tuple[str, int]]:
-    """Each source's currency and precision, the page's amounts are shown in."""
-    return {name: (s.currency, s.precision) for name, s in sources.sources.items()}

@@ -187,6 +187,12 @@ class Sources:
     sources: Mapping[str, Source]
     digest: str
 
+    @property
+    def units(self) -> dict[str, Unit]:
+        """Each source's unit (its currency and precision), by name: what its amounts are
+        shown in."""
+        return {name: Unit(s.currency, s.precision) for name, s in self.sources.items()}
+
 
 def load_sources(
     path: Path,

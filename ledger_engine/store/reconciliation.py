@@ -86,15 +86,17 @@ class RunRecord:
 
     run_id: int
     matches: int
-    breaks_opened: int
-    breaks_closed: int
+    opened_ids: tuple[int, ...]  # the breaks it opened
+    closed_ids: tuple[int, ...]  # the breaks it closed, those its write-offs settled too
     written_off: int = 0
-    opened_ids: tuple[int, ...] = ()  # the breaks it opened
-    closed_ids: tuple[int, ...] = ()  # the breaks it closed, those its write-offs settled too
 
-    def __post_init__(self) -> None:
-        assert not self.opened_ids or len(self.opened_ids) == self.breaks_opened, self
-        assert not self.closed_ids or len(self.closed_ids) == self.breaks_closed, self
+    @property
+    def breaks_opened(self) -> int:
+        return len(self.opened_ids)
+
+    @property
+    def breaks_closed(self) -> int:
+        return len(self.closed_ids)
 
 
 class ScopeMoved(RuntimeError):
@@ -297,15 +299,8 @@ def record_run(
         _settle_write_offs(cursor, scope.source, run_id, settlements)
         _check_settled(cursor, scope)
     closed = (*plan.closing.values(), *(s.write_off.break_id for s in settlements))
-    return RunRecord(
-        run_id,
-        len(outcome.matches),
-        len(plan.opening),
-        len(closed),
-        len(settlements),
-        opened_ids=tuple(opened),
-        closed_ids=closed,
-    )
+    assert len(opened) == len(plan.opening), "a new id for every break it opened"
+    return RunRecord(run_id, len(outcome.matches), tuple(opened), closed, len(settlements))
 
 
 def _record_accounts(cursor, scope: Scope, run_id: int) -> None:

@@ -66,7 +66,7 @@ BANK = Source(
 )
 PROVIDER = csv_source(HOSTILE, "carol", rules=(RULE,))
 SOURCES = Sources({source.name: source for source in (BANK, PROVIDER)}, digest="r" * 64)
-MONEY = {BANK.name: ("EUR", 2)}  # the provider's unit is not given: its amounts read as units
+MONEY = {BANK.name: Unit("EUR", 2)}  # the provider's unit is not given: its amounts read as units
 
 MOVEMENTS = [
     deposit("d1", "alice", 10_000, reference="R1", value_date="2026-11-02"),

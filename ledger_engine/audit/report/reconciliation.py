@@ -58,7 +58,7 @@ def write_reconciliation_page(
     run_ids: Sequence[int],
     *,
     written_by: Provenance,
-    money: Mapping[str, tuple[str, int]] | None = None,
+    money: Mapping[str, Unit] | None = None,
     oldest: int = OLDEST_BREAKS,
     drift_rows: int = DRIFT_ROWS,
 ) -> Path:
@@ -67,19 +67,18 @@ def write_reconciliation_page(
 
     `written_by` says who wrote it (the entry point: a `ledger` command, a DAG run's task);
     the page links to the audit pages already written of the batches its runs read anew
-    (`links`). `money` maps a source to its (currency, precision), for the amounts of its breaks and
-    balances; `oldest` is how many open breaks the page lists, `drift_rows` at most how many
+    (`links`). `money` maps a source to its unit (`Sources.units`), for the amounts of its breaks
+    and balances; `oldest` is how many open breaks the page lists, `drift_rows` at most how many
     accounts its drift table lists. Raises `UnknownRuns` (a `ValueError`) for an id that no
     run has. No run ids (a ledger declaring no source) gives a page saying so.
     """
     view = read_reconciliation(engine, run_ids, oldest=oldest, drift_rows=drift_rows)
-    units = {source: Unit(c, p) for source, (c, p) in (money or {}).items()}
     reports.mkdir(parents=True, exist_ok=True)
     audits = linked(read_anew(view), read_summaries(reports), audit_span)
 
     def context(created: datetime) -> ReconciliationContext:
         return reconciliation_context(
-            view, created, written_by=written_by, linked=audits, money=units
+            view, created, written_by=written_by, linked=audits, money=money or {}
         )
 
     page, created = write_new_page(
