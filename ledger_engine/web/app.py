@@ -40,11 +40,11 @@ from fastapi.responses import (
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from ledger_engine.audit.report.naming import INDEX_NAME
 from ledger_engine.config import Settings
 from ledger_engine.web.access import reader
 from ledger_engine.web.served_files import served_file
 
-INDEX_PAGE = "index.html"  # the reports folder's index (audit.report.naming.INDEX_NAME)
 # Where Great Expectations keeps a project's Data Docs site, below the ledger's folder of
 # `Settings.expectations` (`audit.expectations`: the project is `<ledger>/gx`, the site
 # `local_site`).
@@ -70,10 +70,10 @@ def ledger_app(settings: Callable[[], Settings] = Settings.from_env) -> FastAPI:
 
     @app.get("/", dependencies=[Depends(reader)])
     def home(request: Request) -> Response:
-        if served_file(folders().reports, INDEX_PAGE) is None:
+        if served_file(folders().reports, INDEX_NAME) is None:
             return notice(request, status.HTTP_200_OK, NO_PAGE_YET, NO_PAGE_YET_TEXT)
         return RedirectResponse(
-            mounted(request, f"reports/{INDEX_PAGE}"), status.HTTP_303_SEE_OTHER
+            mounted(request, f"reports/{INDEX_NAME}"), status.HTTP_303_SEE_OTHER
         )
 
     @app.get("/reports/{path:path}", dependencies=[Depends(reader)])
