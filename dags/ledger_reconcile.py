@@ -12,11 +12,13 @@ someone triggers it:
 - *daily* by default (`@daily`; set `LEDGER_RECONCILE_SCHEDULE` in the environment of the DAG
   processor to another cron expression or preset, or to `none` for runs on statements and by
   hand only): a day's new ledger entries may close breaks, or open them;
-- *by hand*: trigger it in the Airflow UI (`ledger reconcile [--dry-run]` runs the same
-  reconciliation from a shell).
+- *by hand*: trigger it in the Airflow UI, or start it for one source from the breaks
+  workbench (the *Breaks* page); `ledger reconcile [--dry-run]` runs the same reconciliation
+  from a shell.
 
-It needs no params or run conf: everything comes from the `LEDGER_*` environment variables
-read by `ledger_engine.config.Settings.from_env()` inside each task.
+Its one param, `source`, narrows a run to one declared source (empty: every source). The
+rest comes from the `LEDGER_*` environment variables read by
+`ledger_engine.config.Settings.from_env()` inside each task.
 
     reconcile_statements
       -> write_reconciliation_page
@@ -47,7 +49,7 @@ import logging
 from datetime import timedelta
 from typing import Any
 
-from airflow.sdk import Asset, AssetWatcher, get_current_context, task
+from airflow.sdk import Asset, AssetWatcher, Param, get_current_context, task
 
 from ledger_engine.config import Settings
 from ledger_engine.dags import (
@@ -57,6 +59,7 @@ from ledger_engine.dags import (
     reconciliation_page_task,
 )
 from ledger_engine.reconcile.trigger import StatementLanded
+from ledger_engine.web.links import RECONCILE_SOURCE_PARAM
 
 DAG_ID = "ledger_reconcile"
 SETTINGS = Settings.from_env()
@@ -81,10 +84,13 @@ def _origin() -> str:
 
 @task(execution_timeout=timedelta(hours=1))
 def reconcile_statements() -> dict[str, Any]:
-    """Load the new statements, match each source on Spark, record its matches and breaks."""
+    """Load the new statements, match each source (or the run's `source`) on Spark, record
+    its matches and breaks."""
     from ledger_engine.reconcile.dag_tasks import reconcile_task
 
-    return reconcile_task(_origin(), log)
+    return reconcile_task(
+        _origin(), log, get_current_context()["params"].get(RECONCILE_SOURCE_PARAM)
+    )
 
 
 @reconciliation_page_task(execution_timeout=timedelta(minutes=30))
@@ -106,6 +112,14 @@ def write_reconciliation_page(run_ids: list[int]) -> dict[str, Any]:
     dagrun_timeout=timedelta(hours=2),
     tags=["ledger", "reconciliation", "spark", "postgres"],
     doc_md=__doc__,
+    params={
+        RECONCILE_SOURCE_PARAM: Param(
+            None,
+            type=["null", "string"],
+            title="Source",
+            description="Reconcile this declared source alone (empty: every source).",
+        )
+    },
 )
 def ledger_reconcile() -> None:
     write_reconciliation_page(reconcile_statements()["run_ids"])

@@ -74,11 +74,12 @@ def ledger_dag(
     dagrun_timeout: timedelta,
     tags: list[str],
     doc_md: str | None,
+    params: dict[str, Any] | None = None,
 ) -> Callable[[Callable[[], None]], Callable[..., Any]]:
     """Airflow's `@dag` with what every ledger DAG shares: no catch-up, one run at a time (two
     runs must never drive the same streaming checkpoint, write one audit mark twice, nor
     record one source's reconciliation at once), no retries (a failed audit is a finding, not
-    a glitch to try again), no params.
+    a glitch to try again); `params` where a run may be narrowed (none by default).
 
     No `start_date`: with one, Airflow's cron timetable (catch-up off) schedules the latest
     past tick as soon as the DAG is switched on, so switching `ledger_replay` on ran a full
@@ -94,6 +95,7 @@ def ledger_dag(
         default_args={"owner": "ledger", "retries": 0},
         tags=tags,
         doc_md=doc_md,
+        params=params,
     )
 
 

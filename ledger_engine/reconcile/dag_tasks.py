@@ -33,13 +33,16 @@ from ledger_engine.reconcile.run import ReconcileReport
 from ledger_engine.reconcile.sources import Sources
 
 
-def reconcile_task(who: str, log: logging.Logger) -> dict[str, Any]:
-    """Reconcile every declared source, recording the run as `who`; return its summary
-    (`reconcile_summary`). A ledger that declares no sources (and names no declaration file
-    of its own) has nothing to reconcile: the task is skipped."""
+def reconcile_task(who: str, log: logging.Logger, only: str | None = None) -> dict[str, Any]:
+    """Reconcile every declared source (or the source `only`), recording the run as `who`;
+    return its summary (`reconcile_summary`). A ledger that declares no sources (and names no
+    declaration file of its own) has nothing to reconcile: the task is skipped."""
     settings = Settings.from_env()
     ledger = load_ledger(settings.app)
     sources = _declared(settings, ledger)
+    if only is not None:
+        sources = sources.only(only)
+        log.info("this run reconciles the source %s alone", only)
     log.info("statements %s, Spark master %s", settings.statements, settings.spark_master)
     for name, source in sources.sources.items():
         log.info("source %s: inbox %s/", name, inbox_folder(settings.statements, source))

@@ -64,7 +64,7 @@ from __future__ import annotations
 import hashlib
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -192,6 +192,14 @@ class Sources:
         """Each source's unit (its currency and precision), by name: what its amounts are
         shown in."""
         return {name: Unit(s.currency, s.precision) for name, s in self.sources.items()}
+
+    def only(self, name: str) -> Sources:
+        """The declaration narrowed to the source `name` (a run of that source alone);
+        `SourcesError` if it declares no such source."""
+        if name not in self.sources:
+            declared = ", ".join(sorted(self.sources)) or "none"
+            raise SourcesError(f"no source named {name!r} is declared (declared: {declared})")
+        return replace(self, sources={name: self.sources[name]})
 
 
 def load_sources(

@@ -9,6 +9,11 @@ permission is that one (with the simple auth manager, every role from `viewer` u
 FAB auth manager, "can read" on DAG runs of `ledger_pipeline`). A request without a valid
 session gets 401 (a page asked for by a browser is sent to Airflow's login, and back), one
 whose user lacks the permission 403.
+
+Working breaks (a match by hand, a write-off, starting a reconciliation) changes what
+reconciliation decided, which `ledger_reconcile`'s runs do: it needs leave to run that DAG,
+`worker` (with the simple auth manager, the roles `user`, `op` and `admin`, not `viewer`;
+with the FAB auth manager, "can create" on DAG runs of `ledger_reconcile`).
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ from fastapi import Depends, HTTPException, status
 
 # The DAG whose runs' findings the pages show: reading them needs leave to read its runs.
 PIPELINE_DAG = "ledger_pipeline"
+# The DAG whose decisions working a break changes: that needs leave to run it.
+RECONCILE_DAG = "ledger_reconcile"
 
 
 def may_read(user: BaseUser) -> bool:
@@ -42,5 +49,26 @@ def reader(user: Annotated[BaseUser, Depends(get_user)]) -> BaseUser:
         raise HTTPException(
             status.HTTP_403_FORBIDDEN,
             f"{user.get_name()} may not read the runs of {PIPELINE_DAG}",
+        )
+    return user
+
+
+def may_work(user: BaseUser) -> bool:
+    """Whether the auth manager lets `user` run reconciliation, and so work its breaks."""
+    return get_auth_manager().is_authorized_dag(
+        method="POST",
+        access_entity=DagAccessEntity.RUN,
+        details=DagDetails(id=RECONCILE_DAG),
+        user=user,
+    )
+
+
+def worker(user: Annotated[BaseUser, Depends(reader)]) -> BaseUser:
+    """The request's user, if they may read the pages and work the breaks; else 403."""
+    if not may_work(user):
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN,
+            f"{user.get_name()} may read the breaks but not work them (that needs leave to"
+            f" run {RECONCILE_DAG})",
         )
     return user

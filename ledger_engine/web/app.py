@@ -30,6 +30,7 @@ from pathlib import Path, PurePosixPath
 
 from airflow.api_fastapi.app import get_auth_manager
 from fastapi import Depends, FastAPI, HTTPException, Request, status
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import (
     FileResponse,
     HTMLResponse,
@@ -37,13 +38,14 @@ from fastapi.responses import (
     RedirectResponse,
     Response,
 )
-from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ledger_engine.audit.report.naming import INDEX_NAME
 from ledger_engine.config import Settings
 from ledger_engine.web.access import reader
+from ledger_engine.web.pages import HEADERS, mounted, notice
 from ledger_engine.web.served_files import served_file
+from ledger_engine.web.workbench import open_ledger_side, workbench_router
 
 # Where Great Expectations keeps a project's Data Docs site, below the ledger's folder of
 # `Settings.expectations` (`audit.expectations`: the project is `<ledger>/gx`, the site
@@ -53,13 +55,6 @@ NO_PAGE_YET = "No report yet"
 NO_PAGE_YET_TEXT = (
     "No audit or reconciliation has written a page yet: the pipeline's first run (or `ledger"
     " audit`, or a reconciliation) writes one, and the index of every page with it."
-)
-# Served pages are never cached by a shared cache, and never sniffed into another type.
-HEADERS = {"Cache-Control": "private, no-cache", "X-Content-Type-Options": "nosniff"}
-
-_TEMPLATES = Environment(
-    loader=PackageLoader("ledger_engine.web", "templates"),
-    autoescape=select_autoescape(["html"]),
 )
 
 
@@ -95,17 +90,17 @@ def ledger_app(settings: Callable[[], Settings] = Settings.from_env) -> FastAPI:
         media = mimetypes.guess_type(found.name)[0] or "application/octet-stream"
         return FileResponse(found, media_type=media, headers=HEADERS)
 
+    app.include_router(workbench_router(cache(lambda: open_ledger_side(folders()))))
+
     @app.exception_handler(StarletteHTTPException)
     def refused(request: Request, exc: StarletteHTTPException) -> Response:
         return refusal(request, exc.status_code, str(exc.detail))
 
+    @app.exception_handler(RequestValidationError)
+    def malformed(request: Request, exc: RequestValidationError) -> Response:
+        return refusal(request, status.HTTP_400_BAD_REQUEST, malformed_words(exc))
+
     return app
-
-
-def mounted(request: Request, path: str) -> str:
-    """The absolute path of `path` in this application, wherever Airflow mounted it (the
-    mount's prefix is the request's root path)."""
-    return f"{request.scope.get('root_path', '').rstrip('/')}/{path}"
 
 
 def data_docs_file_of(expectations: Path, requested: str) -> Path | None:
@@ -134,6 +129,15 @@ def served_page(html: str, expectations: Path, data_docs_url: str) -> str:
     return into_site.sub(lambda link: f"{data_docs_url}{link[1]}/", html)
 
 
+def malformed_words(exc: RequestValidationError) -> str:
+    """What was wrong with a request's values, in a line ("break_id: ... ; note: ...")."""
+    said = []
+    for error in exc.errors():
+        where = ".".join(str(part) for part in error.get("loc", ())[1:]) or "request"
+        said.append(f"{where}: {error.get('msg', 'not valid')}")
+    return "refused: " + "; ".join(said)
+
+
 def refusal(request: Request, code: int, detail: str) -> Response:
     """What a refused request gets: a browser asking for a page without a session goes to
     Airflow's login and comes back; anything else gets the code and a short page or JSON."""
@@ -146,15 +150,8 @@ def refusal(request: Request, code: int, detail: str) -> Response:
     return notice(request, code, _TITLES.get(code, "Refused"), detail)
 
 
-def notice(request: Request, code: int, title: str, message: str) -> HTMLResponse:
-    """A short page saying `title` and `message`, with the way back to the reports."""
-    page = _TEMPLATES.get_template("notice.html").render(
-        title=title, message=message, home=mounted(request, "")
-    )
-    return HTMLResponse(page, code, headers=HEADERS)
-
-
 _TITLES = {
+    status.HTTP_400_BAD_REQUEST: "Not understood",
     status.HTTP_401_UNAUTHORIZED: "Not logged in",
     status.HTTP_403_FORBIDDEN: "Not allowed",
     status.HTTP_404_NOT_FOUND: "Not found",

@@ -6,7 +6,9 @@ A report task publishes its page's file name under `PAGE_KEY` as soon as the pag
 task ends, Airflow's task runner asks each of the operator's links for its URL and keeps it
 with the task instance; the UI shows it from there. No page written, no link.
 
-Imported by the DAG files at parse time: it imports only Airflow's SDK.
+Imported by the DAG files at parse time: it imports only Airflow's SDK. It also names what
+else the DAGs and the plugin must agree on: the param by which the workbench narrows a run of
+`ledger_reconcile` to one source.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from airflow.sdk.configuration import conf
 
 PAGE_KEY = "report_page"  # the XCom under which a report task publishes its page's name
 MOUNT = "/ledger"  # where the plugin mounts its pages in Airflow's address space
+RECONCILE_SOURCE_PARAM = "source"  # `ledger_reconcile`'s param: the one source a run reconciles
 
 
 def report_url(page_name: str, base_url: str) -> str:

@@ -12,7 +12,6 @@ when that is set, otherwise an embedded pgserver started for the session and sto
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -22,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.support.airflow_stack import inherited_environment
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DAGS_FOLDER = REPO_ROOT / "dags"
@@ -37,15 +38,6 @@ PIPELINE_TASKS = [
     "write_audit_report",
 ]
 SUBPROCESS_TIMEOUT = 600  # seconds; a whole dag.test() takes well under a minute here
-
-
-def inherited_environment() -> dict[str, str]:
-    """This process's environment without any Airflow or ledger setting of the caller's."""
-    return {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("AIRFLOW", "LEDGER_", "_AIRFLOW"))
-    }
 
 
 def run_logged(args: list[str], env: dict[str, str], log_path: Path, cwd: Path) -> None:

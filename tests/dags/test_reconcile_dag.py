@@ -96,7 +96,7 @@ def test_it_reconciles_then_writes_the_page_one_run_at_a_time(parsed: dict) -> N
     assert all(dag["tasks"][t]["retries"] == 0 for t in TASKS)
     assert dag["max_active_runs"] == 1
     assert dag["catchup"] is False
-    assert dag["params"] == [], "the DAG needs no params or run conf"
+    assert dag["params"] == ["source"], "one param: the source a run may be narrowed to"
     assert {"ledger", "reconciliation"} <= set(dag["tags"])
 
 

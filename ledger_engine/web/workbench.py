@@ -1,0 +1,368 @@
+"""The breaks workbench: the open breaks as a queue to work in the browser, a break's page, and
+the actions a person takes on them, each the product function the CLI calls
+(`reconcile.resolve`), recorded as done by the Airflow user (`<name>@airflow`).
+
+- `GET /breaks`: the open breaks passing the filters (source, reason, account prefix, at least
+  so many days open), oldest first, amounts as money in their source's unit; a form to match
+  the breaks ticked, and a button per declared source to start its reconciliation;
+- `GET /breaks/<id>`: one break, open or resolved: its statement entry, its ledger movement,
+  the write-off posted for it and where that stands, its history; forms to match it by hand
+  with other open breaks of its account and to write it off;
+- `POST /breaks/match`, `POST /breaks/<id>/write-off`, `POST /reconcile`: the actions. Each
+  needs `access.worker` and a form from this session's page (`forms.check_form`); a refusal
+  (`ResolutionRefused`, an unknown source) is the page again with the reason, code 409, and
+  changes nothing; a success is a redirect to the page that shows its outcome.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Annotated
+
+from airflow.api_fastapi.auth.managers.models.base_user import BaseUser
+from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request, status
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from sqlalchemy import Engine
+
+from ledger_engine.audit.report.formats import plural
+from ledger_engine.config import Settings
+from ledger_engine.core.declarations import StreamingLedger
+from ledger_engine.core.money import Unit, money_text
+from ledger_engine.errors import ResolutionRefused, SourcesError
+from ledger_engine.reconcile.matching import reason_words
+from ledger_engine.reconcile.resolve import manual_match, write_off
+from ledger_engine.reconcile.sources import Sources
+from ledger_engine.reconcile.write_offs import adjustment_amount
+from ledger_engine.store.break_queue import (
+    QUEUE_PAGE,
+    BreakItems,
+    QueuedBreak,
+    QueueFilter,
+    break_items,
+    match_candidates,
+    open_counts,
+    open_queue,
+)
+from ledger_engine.store.break_resolutions import break_history
+from ledger_engine.web.access import may_work, reader, worker
+from ledger_engine.web.forms import FORM_KEY_FIELD, check_form, form_key
+from ledger_engine.web.pages import mounted, page
+from ledger_engine.web.reconcile_runs import NotStarted, StartedRun, start_reconciliation
+
+NOTE_LIMIT = 2_000  # characters of a note: a reason, not a document
+REASONS = ("missing_in_ledger", "missing_in_statement", "amount_mismatch", "duplicate")
+# What a redirect after an action tells the page it lands on (by code: never text from the
+# request, which a link could forge).
+DONE = {
+    "matched": "Matched by hand.",
+    "written_off": "Written off: nothing to adjust, the break is resolved.",
+    "posted": "Write-off posted: the adjusting event is in the event inbox.",
+    "posted_again": "Write-off posted again: the same adjusting event is in the event inbox.",
+}
+
+
+@dataclass(frozen=True)
+class LedgerSide:
+    """What the workbench works on: the settings, the ledger and an engine on its schema."""
+
+    settings: Settings
+    ledger: StreamingLedger
+    engine: Engine
+
+    def sources(self) -> Sources | None:
+        """The ledger's declared sources (read anew: the file may change), or None."""
+        from ledger_engine.reconcile.job import declared_sources
+
+        try:
+            return declared_sources(self.settings, self.ledger)
+        except (FileNotFoundError, SourcesError):
+            return None
+
+
+def open_ledger_side(settings: Settings) -> LedgerSide:
+    """The ledger of `settings` (its `LEDGER_APP`), and an engine on its schema that leaves
+    the schema as it is (the pipeline migrates it, not the pages)."""
+    from ledger_engine.apps import load_ledger
+    from ledger_engine.store.database import open_views
+
+    ledger = load_ledger(settings.app)
+    return LedgerSide(settings, ledger, open_views(settings, ledger))
+
+
+def who(user: BaseUser) -> str:
+    """How the history names an Airflow user (the CLI names `<login>@<host>`)."""
+    return f"{user.get_name()}@airflow"
+
+
+def workbench_router(side: Callable[[], LedgerSide]) -> APIRouter:
+    """The workbench's routes, on the ledger `side()` opens (once, when first asked)."""
+    router = APIRouter()
+
+    @router.get("/breaks")
+    def queue_page(
+        request: Request,
+        user: Annotated[BaseUser, Depends(reader)],
+        source: str = "",
+        reason: str = "",
+        account: str = "",
+        min_age_days: Annotated[int | None, Query(ge=0, le=100_000)] = None,
+        done: str = "",
+    ) -> HTMLResponse:
+        wanted = QueueFilter(source or None, reason or None, account or None, min_age_days)
+        return _queue(request, side(), user, wanted, said=DONE.get(done))
+
+    @router.get("/breaks/{break_id}")
+    def break_page(
+        request: Request,
+        break_id: int,
+        user: Annotated[BaseUser, Depends(reader)],
+        done: str = "",
+    ) -> HTMLResponse:
+        return _break(request, side(), user, break_id, said=DONE.get(done))
+
+    @router.post("/breaks/match")
+    def match(
+        request: Request,
+        user: Annotated[BaseUser, Depends(worker)],
+        note: Annotated[str, Form(max_length=NOTE_LIMIT)] = "",
+        break_id: Annotated[list[int] | None, Form()] = None,
+        from_break: Annotated[int | None, Form()] = None,
+        form_key_: Annotated[str, Form(alias=FORM_KEY_FIELD)] = "",
+    ) -> Response:
+        check_form(request, form_key_)
+        opened = side()
+        chosen = sorted(set(break_id or []) | ({from_break} if from_break is not None else set()))
+        try:
+            manual_match(opened.engine, chosen, who=who(user), note=note)
+        except ResolutionRefused as refused:
+            said = f"Refused: {refused}"
+            if from_break is not None:
+                return _break(request, opened, user, from_break, refused=said)
+            return _queue(request, opened, user, QueueFilter(), refused=said)
+        return _redirect(request, f"breaks/{chosen[0]}", "matched")
+
+    @router.post("/breaks/{break_id}/write-off")
+    def write_break_off(
+        request: Request,
+        break_id: int,
+        user: Annotated[BaseUser, Depends(worker)],
+        note: Annotated[str, Form(max_length=NOTE_LIMIT)] = "",
+        form_key_: Annotated[str, Form(alias=FORM_KEY_FIELD)] = "",
+    ) -> Response:
+        check_form(request, form_key_)
+        opened = side()
+        sources = opened.sources()
+        try:
+            if sources is None:
+                raise ResolutionRefused("the ledger declares no statement sources")
+            posting = write_off(
+                opened.engine,
+                sources,
+                opened.settings.inbox,
+                break_id,
+                who=who(user),
+                note=note,
+            )
+        except ResolutionRefused as refused:
+            return _break(request, opened, user, break_id, refused=f"Refused: {refused}")
+        if posting.request_id is None:
+            return _redirect(request, f"breaks/{break_id}", "written_off")
+        return _redirect(
+            request, f"breaks/{break_id}", "posted_again" if posting.again else "posted"
+        )
+
+    @router.post("/reconcile")
+    def reconcile(
+        request: Request,
+        user: Annotated[BaseUser, Depends(worker)],
+        source: Annotated[str, Form(max_length=200)] = "",
+        form_key_: Annotated[str, Form(alias=FORM_KEY_FIELD)] = "",
+    ) -> Response:
+        check_form(request, form_key_)
+        opened = side()
+        sources = opened.sources()
+        if sources is None or source not in sources.sources:
+            refused = f"Refused: no source named {source!r} is declared"
+            return _queue(request, opened, user, QueueFilter(), refused=refused)
+        try:
+            started = start_reconciliation(source, user.get_name())
+        except NotStarted as refused:
+            return _queue(request, opened, user, QueueFilter(), refused=f"Refused: {refused}")
+        return _queue(request, opened, user, QueueFilter(), started=started)
+
+    return router
+
+
+def _queue(
+    request: Request,
+    side: LedgerSide,
+    user: BaseUser,
+    wanted: QueueFilter,
+    *,
+    said: str | None = None,
+    refused: str | None = None,
+    started: StartedRun | None = None,
+) -> HTMLResponse:
+    """The queue page; code 409 where it shows a refusal."""
+    sources = side.sources()
+    units = sources.units if sources is not None else {}
+    counts = open_counts(side.engine)
+    queue = open_queue(side.engine, wanted)
+    now = datetime.now(UTC)
+    return page(
+        request,
+        "breaks.html",
+        status.HTTP_409_CONFLICT if refused else status.HTTP_200_OK,
+        wanted=wanted,
+        rows=[_row(request, b, units, now) for b in queue.breaks],
+        passing=queue.passing,
+        page_size=QUEUE_PAGE,
+        open_total=sum(counts.values()),
+        source_choices=sorted({s for s, _ in counts} | set(units)),
+        reason_choices=[(r, reason_words(r)) for r in REASONS],
+        declared=sorted(units),
+        can_work=may_work(user),
+        user=user.get_name(),
+        form_key=form_key(request),
+        form_key_field=FORM_KEY_FIELD,
+        said=said,
+        refused=refused,
+        started=started,
+        match_url=mounted(request, "breaks/match"),
+        reconcile_url=mounted(request, "reconcile"),
+    )
+
+
+def _break(
+    request: Request,
+    side: LedgerSide,
+    user: BaseUser,
+    break_id: int,
+    *,
+    said: str | None = None,
+    refused: str | None = None,
+) -> HTMLResponse:
+    """A break's page; 404 for a break that does not exist, 409 where it shows a refusal."""
+    item = break_items(side.engine, break_id)
+    if item is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no break {break_id}")
+    sources = side.sources()
+    unit = sources.units.get(item.source) if sources is not None else None
+    stream = (
+        sources.sources[item.source].write_off
+        if sources and item.source in sources.sources
+        else None
+    )
+    now = datetime.now(UTC)
+    candidates = match_candidates(side.engine, item) if item.status == "open" else ()
+    return page(
+        request,
+        "break.html",
+        status.HTTP_409_CONFLICT if refused else status.HTTP_200_OK,
+        item=item,
+        reason=reason_words(item.reason),
+        money=lambda units: "" if units is None else money_text(units, unit),
+        write_off=_write_off_state(item),
+        adjustment=_adjustment(item, unit),
+        write_off_stream=stream.stream if stream is not None else None,
+        history=break_history(side.engine, break_id),
+        candidates=[_row(request, b, {item.source: unit} if unit else {}, now) for b in candidates],
+        can_work=may_work(user),
+        user=user.get_name(),
+        form_key=form_key(request),
+        form_key_field=FORM_KEY_FIELD,
+        said=said,
+        refused=refused,
+        match_url=mounted(request, "breaks/match"),
+        write_off_url=mounted(request, f"breaks/{item.break_id}/write-off"),
+    )
+
+
+@dataclass(frozen=True)
+class QueueRow:
+    """An open break as a row of the queue shows it."""
+
+    break_id: int
+    url: str
+    source: str
+    reason: str
+    account: str
+    amount: str
+    reference: str
+    age: str
+    write_off: str
+
+
+def _row(request: Request, item: QueuedBreak, units: dict[str, Unit], now: datetime) -> QueueRow:
+    unit = units.get(item.source)
+    sides = [
+        money_text(units_, unit)
+        for units_ in (item.statement_amount, item.ledger_amount)
+        if units_ is not None
+    ]
+    return QueueRow(
+        break_id=item.break_id,
+        url=mounted(request, f"breaks/{item.break_id}"),
+        source=item.source,
+        reason=reason_words(item.reason),
+        account=item.account,
+        amount=" vs ".join(sides),
+        reference=item.statement_reference or item.request_id or "",
+        age=plural((now - item.opened_at).days, "day"),
+        write_off=_pending_words(item.write_off_request_id, item.write_off_outcome),
+    )
+
+
+def _pending_words(request_id: str | None, outcome: str | None) -> str:
+    """Where an open break's last write-off stands, in a few words ("" for none posted)."""
+    if request_id is None:
+        return ""
+    if outcome is None:
+        return "write-off pending: waiting for the pipeline"
+    if outcome == "applied":
+        return "write-off applied: waiting for reconciliation"
+    return "write-off rejected by the ledger"
+
+
+def _write_off_state(item: BreakItems) -> str | None:
+    """A sentence on the break's write-off: pending, applied, rejected or settled; None for
+    a break that has none."""
+    if item.resolution == "written_off":
+        if item.write_off_request_id is None:
+            return "Written off: there was nothing to adjust."
+        return (
+            f"Written off: the adjusting event {item.write_off_request_id} was committed and"
+            " reconciliation settled it."
+        )
+    if item.write_off_request_id is None:
+        return None
+    if item.write_off_outcome is None:
+        return (
+            f"Write-off pending: the adjusting event {item.write_off_request_id} waits in the"
+            " event inbox for the pipeline to commit it; the next reconciliation then settles"
+            " the break."
+        )
+    if item.write_off_outcome == "applied":
+        return (
+            f"Write-off pending: the pipeline committed the adjusting event"
+            f" {item.write_off_request_id}; the next reconciliation settles the break."
+        )
+    return (
+        f"The ledger rejected the adjusting event {item.write_off_request_id}: writing the"
+        " break off again posts a new one."
+    )
+
+
+def _adjustment(item: BreakItems, unit: Unit | None) -> str | None:
+    """The amount a write-off of the open break would post, as money; None when resolved."""
+    if item.status != "open":
+        return None
+    amount = adjustment_amount(item.reason, item.statement_amount, item.ledger_amount)
+    return money_text(amount, unit) if amount < 0 else "+" + money_text(amount, unit)
+
+
+def _redirect(request: Request, path: str, done: str) -> RedirectResponse:
+    assert done in DONE, done
+    return RedirectResponse(f"{mounted(request, path)}?done={done}", status.HTTP_303_SEE_OTHER)
