@@ -53,6 +53,7 @@ from airflow.sdk import Asset, AssetWatcher, Param, get_current_context, task
 
 from ledger_engine.config import Settings
 from ledger_engine.dags import (
+    clock_tags,
     ledger_dag,
     on_asset_and_schedule,
     publish_page,
@@ -110,7 +111,13 @@ def write_reconciliation_page(run_ids: list[int]) -> dict[str, Any]:
     description="Statements matched with the ledger on Spark when they land and daily; breaks",
     schedule=on_asset_and_schedule(STATEMENTS, SETTINGS.reconcile_schedule),
     dagrun_timeout=timedelta(hours=2),
-    tags=["ledger", "reconciliation", "spark", "postgres"],
+    tags=[
+        "ledger",
+        "reconciliation",
+        "spark",
+        "postgres",
+        *clock_tags(SETTINGS.reconcile_schedule),
+    ],
     doc_md=__doc__,
     params={
         RECONCILE_SOURCE_PARAM: Param(

@@ -108,6 +108,14 @@ def on_asset_and_schedule(asset: Asset, schedule: str | None) -> Asset | AssetOr
     return AssetOrTimeSchedule(timetable=on_clock(schedule), assets=asset)
 
 
+def clock_tags(schedule: str | None) -> list[str]:
+    """The tag that shows a DAG's clock in Airflow's DAG list, for a DAG scheduled on an
+    asset and a clock (`on_asset_and_schedule`): the list's Schedule column shows only the
+    asset of such a DAG (Airflow 3.3's UI draws the asset and drops the timetable's summary),
+    its Tags column shows this one. None for a DAG on no clock."""
+    return [] if schedule is None else [f"clock: {schedule} (UTC)"]
+
+
 def on_clock(schedule: str) -> CronTriggerTimetable:
     """A run at every tick of `schedule` (a cron expression or preset, in UTC as every ledger
     DAG's), the first at the next tick after the DAG is first seen: never one for a tick that

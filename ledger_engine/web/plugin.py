@@ -1,5 +1,6 @@
 """The Airflow plugin: the ledger's pages mounted at `links.MOUNT` in Airflow's API server,
-and a *Ledger* entry in the UI's navigation that shows them inside the UI.
+and two entries in the UI's navigation that show them inside the UI: *Ledger* (the reports)
+and *Breaks* (the breaks workbench).
 
 Airflow finds it through the package's entry point (`airflow.plugins` in pyproject.toml), so
 every Airflow that has the package installed loads it: `ledger airflow`, the compose image.
@@ -47,7 +48,14 @@ class LedgerPlugin(AirflowPlugin):
             "destination": "nav",
             "url_route": "ledger",
             "nav_top_level": True,
-        }
+        },
+        {
+            "name": "Breaks",
+            "href": f"{MOUNT}/breaks",
+            "destination": "nav",
+            "url_route": "breaks",
+            "nav_top_level": True,
+        },
     ]
     # Known to the API server by class, as Airflow wants of an operator's own links.
     operator_extra_links: ClassVar[list[Any]] = [AuditReportLink(), ReconciliationLink()]

@@ -254,6 +254,11 @@ def test_in_the_ui_a_person_logs_in_triggers_the_pipeline_and_opens_its_pages(
     page.screenshot(path=ARTIFACTS / "ledger-nav.png", full_page=True)
     assert index.get_by_role("link", name=re.compile(r"UTC$")).count() >= 1
 
+    # The DAG list shows the reconciliation's daily clock beside its asset (a tag).
+    page.goto(f"{stack.url}/dags")
+    page.get_by_text("clock: @daily (UTC)").wait_for()
+    page.screenshot(path=ARTIFACTS / "dag-list.png", full_page=True)
+
     assert [m for m in console if m.type == "error"] == []
     assert [u for u in requested if not u.startswith((stack.url, "blob:", "data:"))] == []
 

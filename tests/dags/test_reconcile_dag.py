@@ -98,6 +98,8 @@ def test_it_reconciles_then_writes_the_page_one_run_at_a_time(parsed: dict) -> N
     assert dag["catchup"] is False
     assert dag["params"] == ["source"], "one param: the source a run may be narrowed to"
     assert {"ledger", "reconciliation"} <= set(dag["tags"])
+    # Airflow's DAG list shows only the asset in its Schedule column: the clock is a tag.
+    assert "clock: @daily (UTC)" in dag["tags"]
 
 
 def test_it_runs_when_a_statement_lands_and_daily(airflow_base_env: dict[str, str]) -> None:

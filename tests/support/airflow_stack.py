@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import pytest
 from playwright.sync_api import Page, sync_playwright
@@ -274,10 +274,14 @@ class _Unfollowed(urllib.request.HTTPRedirectHandler):
         return None  # a redirect is an answer to look at, not to follow
 
 
-def fetch(url: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
-    """A GET of `url` as sent: its status, headers and body, redirects not followed."""
+def fetch(
+    url: str, headers: dict[str, str] | None = None, form: dict[str, Any] | None = None
+) -> tuple[int, dict[str, str], bytes]:
+    """A GET of `url` (a POST of `form`, URL-encoded; a list value is a repeated field) as
+    sent: its status, headers and body, redirects not followed."""
     opener = urllib.request.build_opener(_Unfollowed)
-    request = urllib.request.Request(url, headers=headers or {})
+    data = urlencode(form, doseq=True).encode() if form is not None else None
+    request = urllib.request.Request(url, data=data, headers=headers or {})
     try:
         with opener.open(request, timeout=30) as response:
             return response.status, dict(response.headers), response.read()
