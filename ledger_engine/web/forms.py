@@ -68,8 +68,11 @@ def _same_origin(origin: str, request: Request) -> bool:
     from airflow.configuration import conf
 
     sent = urlsplit(origin)
-    served = [request.url, urlsplit(conf.get("api", "base_url", fallback="") or "")]
-    return any((sent.scheme, sent.netloc) == (url.scheme, url.netloc) for url in served)
+    served = [(request.url.scheme, request.url.netloc)]
+    if configured := conf.get("api", "base_url", fallback=""):
+        served.append(urlsplit(configured)[:2])
+    # An opaque origin ("null": a sandboxed page, a file) is no origin of ours.
+    return bool(sent.scheme and sent.netloc) and (sent.scheme, sent.netloc) in served
 
 
 @cache

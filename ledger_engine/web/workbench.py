@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
 from airflow.api_fastapi.auth.managers.models.base_user import BaseUser
@@ -107,10 +107,12 @@ def workbench_router(side: Callable[[], LedgerSide]) -> APIRouter:
         source: str = "",
         reason: str = "",
         account: str = "",
-        min_age_days: Annotated[int | None, Query(ge=0, le=100_000)] = None,
+        min_age_days: Annotated[str, Query(max_length=6)] = "",
         done: str = "",
     ) -> HTMLResponse:
-        wanted = QueueFilter(source or None, reason or None, account or None, min_age_days)
+        # A form's empty field is "any", as for the other filters.
+        days = _whole_days(min_age_days) if min_age_days else None
+        wanted = QueueFilter(source or None, reason or None, account or None, days)
         return _queue(request, side(), user, wanted, said=DONE.get(done))
 
     @router.get("/breaks/{break_id}")
@@ -310,9 +312,14 @@ def _row(request: Request, item: QueuedBreak, units: dict[str, Unit], now: datet
         account=item.account,
         amount=" vs ".join(sides),
         reference=item.statement_reference or item.request_id or "",
-        age=plural((now - item.opened_at).days, "day"),
+        age=age_words(now - item.opened_at),
         write_off=_pending_words(item.write_off_request_id, item.write_off_outcome),
     )
+
+
+def age_words(age: timedelta) -> str:
+    """How long a break has been open, in whole days ("under a day" before the first)."""
+    return "under a day" if age < timedelta(days=1) else plural(age.days, "day")
 
 
 def _pending_words(request_id: str | None, outcome: str | None) -> str:
@@ -361,6 +368,15 @@ def _adjustment(item: BreakItems, unit: Unit | None) -> str | None:
         return None
     amount = adjustment_amount(item.reason, item.statement_amount, item.ledger_amount)
     return money_text(amount, unit) if amount < 0 else "+" + money_text(amount, unit)
+
+
+def _whole_days(text: str) -> int:
+    """The filter's days, a whole number from 0; else the request is refused (400)."""
+    if not text.isdigit():  # digits only: no sign, no space
+        raise HTTPException(
+            status.HTTP_400_BAD_REQUEST, f"min_age_days: whole days from 0, not {text!r}"
+        )
+    return int(text)
 
 
 def _redirect(request: Request, path: str, done: str) -> RedirectResponse:
