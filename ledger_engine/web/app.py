@@ -1,6 +1,6 @@
 """The web application the plugin mounts under Airflow's address (`links.MOUNT`): the audit
 and reconciliation pages and the Great Expectations Data Docs, each served from its own folder
-only, to a user `access.reader` lets in.
+only, to a user `access.reader` lets in; and the breaks workbench (`workbench`: `/breaks`).
 
 - `/` goes to the pages' index (`<reports>/index.html`, which lists every audit and
   reconciliation page);

@@ -111,6 +111,11 @@ def test_airflow_services(compose: dict[str, Any]) -> None:
     # The watchers read the event and statement inboxes the scheduler's tasks take files from.
     data = {v for v in compose["services"]["airflow-scheduler"]["volumes"] if "ledger-data" in v}
     assert data and data <= set(compose["services"]["airflow-triggerer"]["volumes"])
+    # The breaks workbench (in the API server) lands write-offs in that event inbox, and its
+    # forms' keys are derived from a secret every API server shares.
+    apiserver = compose["services"]["airflow-apiserver"]
+    assert data <= set(apiserver["volumes"])
+    assert INTERPOLATION.match(environment(apiserver)["AIRFLOW__API__SECRET_KEY"])
     for name in AIRFLOW_SERVICES[1:]:
         depends = compose["services"][name]["depends_on"]
         assert depends["airflow-init"]["condition"] == "service_completed_successfully", name

@@ -76,6 +76,19 @@ def test_a_declaration_file_gives_each_source_with_its_digest(tmp_path: Path):
     assert provider.csv.columns["reference"] == "Reference"
 
 
+def test_a_declaration_narrowed_to_one_source_keeps_it_and_its_digest(tmp_path: Path):
+    path = tmp_path / "reconciliation.toml"
+    path.write_text(DECLARATION, encoding="utf-8")
+    declared = load_sources(path, tables={"accounts": object()})
+
+    narrowed = declared.only("provider")
+
+    assert dict(narrowed.sources) == {"provider": declared.sources["provider"]}
+    assert narrowed.digest == declared.digest, "a run of one source says which file it read"
+    with pytest.raises(SourcesError, match=r"no source named 'bank' is declared \(declared: "):
+        declared.only("bank")
+
+
 def test_a_source_without_a_mapping_reads_statement_accounts_as_ledger_keys():
     source = Source("s", "camt053", "accounts", "EUR", 2)
     assert source.ledger_key("acct-7") == "acct-7"
