@@ -45,7 +45,8 @@ from ledger_engine.config import Settings
 from ledger_engine.web.access import reader
 from ledger_engine.web.pages import HEADERS, mounted, notice
 from ledger_engine.web.served_files import served_file
-from ledger_engine.web.workbench import open_ledger_side, workbench_router
+from ledger_engine.web.workbench import open_ledger_side
+from ledger_engine.web.workbench import router as workbench
 
 # Where Great Expectations keeps a project's Data Docs site, below the ledger's folder of
 # `Settings.expectations` (`audit.expectations`: the project is `<ledger>/gx`, the site
@@ -90,7 +91,8 @@ def ledger_app(settings: Callable[[], Settings] = Settings.from_env) -> FastAPI:
         media = mimetypes.guess_type(found.name)[0] or "application/octet-stream"
         return FileResponse(found, media_type=media, headers=HEADERS)
 
-    app.include_router(workbench_router(cache(lambda: open_ledger_side(folders()))))
+    app.state.ledger_side = cache(lambda: open_ledger_side(folders()))
+    app.include_router(workbench)
 
     @app.exception_handler(StarletteHTTPException)
     def refused(request: Request, exc: StarletteHTTPException) -> Response:

@@ -16,7 +16,6 @@ the actions a person takes on them, each the product function the CLI calls
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Annotated
@@ -96,105 +95,114 @@ def who(user: BaseUser) -> str:
     return f"{user.get_name()}@airflow"
 
 
-def workbench_router(side: Callable[[], LedgerSide]) -> APIRouter:
-    """The workbench's routes, on the ledger `side()` opens (once, when first asked)."""
-    router = APIRouter()
+def opened_side(request: Request) -> LedgerSide:
+    """The ledger the application works on: `app.state.ledger_side()` (`app.ledger_app` opens
+    it on first use)."""
+    return request.app.state.ledger_side()
 
-    @router.get("/breaks")
-    def queue_page(
-        request: Request,
-        user: Annotated[BaseUser, Depends(reader)],
-        source: str = "",
-        reason: str = "",
-        account: str = "",
-        min_age_days: Annotated[str, Query(max_length=6)] = "",
-        done: str = "",
-    ) -> HTMLResponse:
-        # A form's empty field is "any", as for the other filters.
-        days = _whole_days(min_age_days) if min_age_days else None
-        wanted = QueueFilter(source or None, reason or None, account or None, days)
-        return _queue(request, side(), user, wanted, said=DONE.get(done))
 
-    @router.get("/breaks/{break_id}")
-    def break_page(
-        request: Request,
-        break_id: int,
-        user: Annotated[BaseUser, Depends(reader)],
-        done: str = "",
-    ) -> HTMLResponse:
-        return _break(request, side(), user, break_id, said=DONE.get(done))
+# After the user: a request without a login is refused before the ledger is opened.
+Side = Annotated[LedgerSide, Depends(opened_side)]
+Reader = Annotated[BaseUser, Depends(reader)]
+Worker = Annotated[BaseUser, Depends(worker)]
+Note = Annotated[str, Form(max_length=NOTE_LIMIT)]
+FormKey = Annotated[str, Form(alias=FORM_KEY_FIELD)]
 
-    @router.post("/breaks/match")
-    def match(
-        request: Request,
-        user: Annotated[BaseUser, Depends(worker)],
-        note: Annotated[str, Form(max_length=NOTE_LIMIT)] = "",
-        break_id: Annotated[list[int] | None, Form()] = None,
-        from_break: Annotated[int | None, Form()] = None,
-        form_key_: Annotated[str, Form(alias=FORM_KEY_FIELD)] = "",
-    ) -> Response:
-        check_form(request, form_key_)
-        opened = side()
-        chosen = sorted(set(break_id or []) | ({from_break} if from_break is not None else set()))
-        try:
-            manual_match(opened.engine, chosen, who=who(user), note=note)
-        except ResolutionRefused as refused:
-            said = f"Refused: {refused}"
-            if from_break is not None:
-                return _break(request, opened, user, from_break, refused=said)
-            return _queue(request, opened, user, QueueFilter(), refused=said)
-        return _redirect(request, f"breaks/{chosen[0]}", "matched")
+router = APIRouter()
 
-    @router.post("/breaks/{break_id}/write-off")
-    def write_break_off(
-        request: Request,
-        break_id: int,
-        user: Annotated[BaseUser, Depends(worker)],
-        note: Annotated[str, Form(max_length=NOTE_LIMIT)] = "",
-        form_key_: Annotated[str, Form(alias=FORM_KEY_FIELD)] = "",
-    ) -> Response:
-        check_form(request, form_key_)
-        opened = side()
-        sources = opened.sources()
-        try:
-            if sources is None:
-                raise ResolutionRefused("the ledger declares no statement sources")
-            posting = write_off(
-                opened.engine,
-                sources,
-                opened.settings.inbox,
-                break_id,
-                who=who(user),
-                note=note,
-            )
-        except ResolutionRefused as refused:
-            return _break(request, opened, user, break_id, refused=f"Refused: {refused}")
-        if posting.request_id is None:
-            return _redirect(request, f"breaks/{break_id}", "written_off")
-        return _redirect(
-            request, f"breaks/{break_id}", "posted_again" if posting.again else "posted"
+
+@router.get("/breaks")
+def queue_page(
+    request: Request,
+    user: Reader,
+    side: Side,
+    source: str = "",
+    reason: str = "",
+    account: str = "",
+    min_age_days: Annotated[str, Query(max_length=6)] = "",
+    done: str = "",
+) -> HTMLResponse:
+    """The open breaks passing the filters; a form's empty field passes every break."""
+    days = _whole_days(min_age_days) if min_age_days else None
+    wanted = QueueFilter(source or None, reason or None, account or None, days)
+    return _queue(request, side, user, wanted, said=DONE.get(done))
+
+
+@router.get("/breaks/{break_id}")
+def break_page(
+    request: Request, break_id: int, user: Reader, side: Side, done: str = ""
+) -> Response:
+    """One break, open or resolved."""
+    return _break(request, side, user, break_id, said=DONE.get(done))
+
+
+@router.post("/breaks/match")
+def match(
+    request: Request,
+    user: Worker,
+    side: Side,
+    note: Note = "",
+    break_id: Annotated[list[int] | None, Form()] = None,
+    from_break: Annotated[int | None, Form()] = None,
+    form_key_: FormKey = "",
+) -> Response:
+    """Match the breaks chosen (and `from_break`, the page's own) by hand."""
+    check_form(request, form_key_)
+    chosen = sorted(set(break_id or []) | ({from_break} if from_break is not None else set()))
+    try:
+        manual_match(side.engine, chosen, who=who(user), note=note)
+    except ResolutionRefused as refused:
+        said = f"Refused: {refused}"
+        if from_break is not None:
+            return _break(request, side, user, from_break, refused=said)
+        return _queue(request, side, user, QueueFilter(), refused=said)
+    return _redirect(request, f"breaks/{chosen[0]}", "matched")
+
+
+@router.post("/breaks/{break_id}/write-off")
+def write_break_off(
+    request: Request,
+    break_id: int,
+    user: Worker,
+    side: Side,
+    note: Note = "",
+    form_key_: FormKey = "",
+) -> Response:
+    """Write the break off: its adjusting event landed in the event inbox."""
+    check_form(request, form_key_)
+    sources = side.sources()
+    try:
+        if sources is None:
+            raise ResolutionRefused("the ledger declares no statement sources")
+        posting = write_off(
+            side.engine, sources, side.settings.inbox, break_id, who=who(user), note=note
         )
+    except ResolutionRefused as refused:
+        return _break(request, side, user, break_id, refused=f"Refused: {refused}")
+    if posting.request_id is None:
+        return _redirect(request, f"breaks/{break_id}", "written_off")
+    return _redirect(request, f"breaks/{break_id}", "posted_again" if posting.again else "posted")
 
-    @router.post("/reconcile")
-    def reconcile(
-        request: Request,
-        user: Annotated[BaseUser, Depends(worker)],
-        source: Annotated[str, Form(max_length=200)] = "",
-        form_key_: Annotated[str, Form(alias=FORM_KEY_FIELD)] = "",
-    ) -> Response:
-        check_form(request, form_key_)
-        opened = side()
-        sources = opened.sources()
-        if sources is None or source not in sources.sources:
-            refused = f"Refused: no source named {source!r} is declared"
-            return _queue(request, opened, user, QueueFilter(), refused=refused)
-        try:
-            started = start_reconciliation(source, user.get_name())
-        except NotStarted as refused:
-            return _queue(request, opened, user, QueueFilter(), refused=f"Refused: {refused}")
-        return _queue(request, opened, user, QueueFilter(), started=started)
 
-    return router
+@router.post("/reconcile")
+def reconcile(
+    request: Request,
+    user: Worker,
+    side: Side,
+    source: Annotated[str, Form(max_length=200)] = "",
+    form_key_: FormKey = "",
+) -> Response:
+    """Start a run of `ledger_reconcile` for the declared source `source`."""
+    check_form(request, form_key_)
+    sources = side.sources()
+    if sources is None or source not in sources.sources:
+        refused = f"Refused: no source named {source!r} is declared"
+        return _queue(request, side, user, QueueFilter(), refused=refused)
+    try:
+        started = start_reconciliation(source, user.get_name())
+    except NotStarted as refused:
+        return _queue(request, side, user, QueueFilter(), refused=f"Refused: {refused}")
+    return _queue(request, side, user, QueueFilter(), started=started)
 
 
 def _queue(
