@@ -25,7 +25,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, text
 
-from ledger_engine.audit.findings import AuditScope, CheckResult
+from ledger_engine.audit.findings import MAX_FINDINGS, AuditScope, CheckResult
 from ledger_engine.audit.scope import Mark
 
 # The documented format of a batch row's hash: which fields, and the hash that batch 0 names.
@@ -56,7 +56,6 @@ def batch_row_hash(row: Mapping[str, Any]) -> str:
 SUITE = "merkle"
 NAME = "batch hash chain"
 SLICE_NAME = "batch hash chain over the scope"
-MAX_FINDINGS = 10
 _COLUMNS = ", ".join(dict.fromkeys((*HASHED_FIELDS, "batch_hash")))
 # A column list of constant names (HASHED_FIELDS), never data; the range is bound.
 _SLICE = text(

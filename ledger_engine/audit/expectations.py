@@ -58,7 +58,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from sqlalchemy import create_engine
 
-from ledger_engine.audit.findings import CheckResult
+from ledger_engine.audit.findings import MAX_FINDINGS, CheckResult
 from ledger_engine.audit.sql_files import LEDGER, audit_query
 from ledger_engine.config import PROJECT_ROOT
 from ledger_engine.core.declarations import StreamingLedger, Table
@@ -81,7 +81,6 @@ SUITE = "great_expectations"  # `CheckResult.suite` of every result of this modu
 # The bank's project, committed in the repository (`expectations/bank/gx`); any ledger's is
 # `<LEDGER_EXPECTATIONS>/<its schema>` (`ledger_engine.audit.runner.expectations_project`).
 DEFAULT_PROJECT_ROOT = PROJECT_ROOT / "expectations" / "bank"
-MAX_FINDINGS = 10
 DATA_DOCS_RESULTS_LIMIT = 100  # validation results listed on the Data Docs index page
 
 DATASOURCE_NAME = "ledger_system_of_record"

@@ -7,6 +7,9 @@ from typing import Any
 
 BATCHES = "batches"  # the batch audit: the batches after the last passing audit
 FULL = "full"  # the full audit: every batch, the whole ledger
+# Findings a failed check keeps, and a page lists: enough to recognise the fault and where it
+# starts, few enough to read; a check that finds more says how many.
+MAX_FINDINGS = 10
 
 
 @dataclass(frozen=True)

@@ -24,13 +24,12 @@ from ledger_engine.audit.expectations import (
     invariant_query,
     state_rows_query,
 )
-from ledger_engine.audit.findings import CheckResult
+from ledger_engine.audit.findings import MAX_FINDINGS, CheckResult
 from ledger_engine.audit.snapshots import SUITE, verify_snapshots
 from ledger_engine.core.declarations import StreamingLedger
 
 COUNTS = "batch counts equal the rows they describe"
 INVARIANTS = "invariants"  # `CheckResult.suite` of the declared invariants' checks
-MAX_FINDINGS = 10
 
 
 def verify_ledger(

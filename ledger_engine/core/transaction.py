@@ -45,7 +45,7 @@ from ledger_engine.core.storable import (
 from ledger_engine.core.storable import value_problem as _value_problem
 from ledger_engine.errors import MissingRow
 
-RowKey = tuple[str, Any]
+RowKey = tuple[str, Any]  # a row: (its table, its key)
 # Where `execute` reads rows: table name -> key -> value (read in C: a call per row costs).
 Rows = Mapping[str, Mapping[Any, Any]]
 _LACKING = object()  # the value of a key that `Rows` does not hold

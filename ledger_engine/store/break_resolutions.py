@@ -23,8 +23,8 @@ from sqlalchemy import Engine
 
 from ledger_engine.errors import ResolutionRefused
 from ledger_engine.reconcile.write_offs import adjustment_amount, write_off_request_id
+from ledger_engine.store.locks import RECONCILE_LOCK
 from ledger_engine.store.reconciliation import (
-    RECONCILE_LOCK,
     append_history,
     insert_match,
     resolve_break,

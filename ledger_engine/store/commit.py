@@ -36,6 +36,7 @@ from ledger_engine.core.declarations import StreamingLedger, Table
 from ledger_engine.core.records import APPLIED, DUPLICATE, REJECTED, canonical_hash, canonical_json
 from ledger_engine.errors import CommitRefused
 from ledger_engine.store.lease import check_fence
+from ledger_engine.store.locks import COMMIT_LOCK
 from ledger_engine.store.merkle import MODULUS, root_of
 from ledger_engine.store.sql_files import identified, statement
 from ledger_engine.store.staging import (
@@ -46,8 +47,6 @@ from ledger_engine.store.staging import (
 )
 
 GENESIS_HASH = "0" * 64
-# An arbitrary constant naming "batch commit" among the platform's advisory locks.
-_COMMIT_LOCK = 7_318_002
 
 # The commit's statements with nothing to fill in (sql/commit/); those that name a table are
 # read where they are composed.
@@ -154,7 +153,7 @@ def commit_staged(
     clock.lap("check writers")
     with engine.begin() as conn:
         cursor = conn.connection.cursor()
-        cursor.execute(_LOCK, {"lock": _COMMIT_LOCK})
+        cursor.execute(_LOCK, {"lock": COMMIT_LOCK})
         check_fence(cursor, batch.fence_epoch)
         cursor.execute(_FIND_BATCH, {"id": batch.batch_id})
         existing = cursor.fetchone()

@@ -26,14 +26,13 @@ import psycopg2
 from sqlalchemy import Engine
 
 from ledger_engine.errors import Fenced, LeaseLost, LedgerBusy
+from ledger_engine.store.locks import RUN_LOCK
 from ledger_engine.store.sql_files import statement
 
-# An arbitrary constant naming "pipeline run" among the platform's advisory locks. Advisory
-# locks are scoped to a database, and one database may hold several ledgers, one per schema:
-# the lock's second key is the hash of the ledger's schema (`LEDGER_KEY`), so that each ledger
-# has a lease of its own. (Two schemas whose names hash alike would share one: a run waits
-# for the other, which is safe.)
-RUN_LOCK = 7_318_003
+# The run lease is the advisory lock `RUN_LOCK`. Advisory locks are scoped to a database, and
+# one database may hold several ledgers, one per schema: the lock's second key is the hash of
+# the ledger's schema (`LEDGER_KEY`), so that each ledger has a lease of its own. (Two schemas
+# whose names hash alike would share one: a run waits for the other, which is safe.)
 # The lock's second key as SQL, as the statements of sql/lease/ and sql/commit/lock.sql write
 # it (kept here for whoever takes the same lock by hand, e.g. a test).
 LEDGER_KEY = "hashtext(current_schema())"

@@ -17,11 +17,10 @@ from sqlalchemy import Engine
 
 from ledger_engine.config import PROJECT_ROOT
 from ledger_engine.errors import MigrationError
+from ledger_engine.store.locks import MIGRATION_LOCK
 from ledger_engine.store.sql_files import identified, statement
 
 SQL_DIR = PROJECT_ROOT / "sql"
-# An arbitrary constant naming "schema migration" among the platform's advisory locks.
-MIGRATION_LOCK = 7_318_001
 
 # The statements that apply the migrations (sql/migrations/ beside this module), not the
 # migrations themselves (SQL_DIR, at the project's root).

@@ -28,10 +28,9 @@ from sqlalchemy import Engine
 from ledger_engine.reconcile.matching import Break, LedgerItem, Outcome, StatementItem
 from ledger_engine.reconcile.rules import Rule
 from ledger_engine.reconcile.write_offs import PendingWriteOff, Settlement
+from ledger_engine.store.locks import RECONCILE_LOCK
 from ledger_engine.store.sql_files import statement
 
-# An arbitrary constant naming "reconciliation of a source" among the platform's advisory locks.
-RECONCILE_LOCK = 7_318_005
 _PAGE = 1_000
 
 

@@ -41,7 +41,7 @@ from ledger_engine.core.invariants import Invariant
 from ledger_engine.core.money import Unit
 from ledger_engine.core.records import canonical_json
 from ledger_engine.errors import MigrationError, SchemaMismatch
-from ledger_engine.store.migrations import MIGRATION_LOCK
+from ledger_engine.store.locks import MIGRATION_LOCK
 from ledger_engine.store.sql_files import identified, statement
 
 KEY_TYPES: Mapping[type, str] = {str: "text", int: "bigint"}

@@ -19,10 +19,9 @@ from psycopg2.extras import execute_values
 from sqlalchemy import Engine
 
 from ledger_engine.reconcile.entries import ParsedStatement
+from ledger_engine.store.locks import STATEMENTS_LOCK
 from ledger_engine.store.sql_files import statement
 
-# An arbitrary constant naming "statement load" among the platform's advisory locks.
-STATEMENTS_LOCK = 7_318_004
 LOADED, DUPLICATE, SEEN = "loaded", "duplicate", "seen"
 _PAGE = 1_000  # rows per INSERT statement
 

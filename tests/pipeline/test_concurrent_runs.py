@@ -27,7 +27,8 @@ from ledger_engine.pipeline.inbox import write_event_files
 from ledger_engine.pipeline.job import run_pipeline
 from ledger_engine.store.commit import StagedBatch, commit_staged
 from ledger_engine.store.database import libpq_url
-from ledger_engine.store.lease import LEDGER_KEY, RUN_LOCK, run_lease
+from ledger_engine.store.lease import LEDGER_KEY, run_lease
+from ledger_engine.store.locks import RUN_LOCK
 from ledger_engine.store.staging import Stager
 from tests.support.database import rows
 

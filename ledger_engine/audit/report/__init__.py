@@ -54,7 +54,7 @@ The package, one idea a module:
   `reconciliation_context` (what it shows, and its row of the index).
 """
 
-from ledger_engine.audit.report.context import MAX_FINDINGS
+from ledger_engine.audit.findings import MAX_FINDINGS
 from ledger_engine.audit.report.naming import INDEX_NAME, PAGE_PREFIX
 from ledger_engine.audit.report.queries import (
     CHART_POINTS,

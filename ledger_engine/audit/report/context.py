@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ledger_engine.audit.findings import FULL, AuditReport, AuditScope, CheckResult
+from ledger_engine.audit.findings import FULL, MAX_FINDINGS, AuditReport, AuditScope, CheckResult
 from ledger_engine.audit.report.formats import MISSING, utc_time
 from ledger_engine.audit.report.links import LINKS_SHOWN, index_anchor, row_id, scope_span
 from ledger_engine.audit.report.naming import (
@@ -27,7 +27,6 @@ from ledger_engine.audit.report.naming import (
 from ledger_engine.audit.report.provenance import BatchSpan, Provenance, RunBatches
 from ledger_engine.audit.report.queries import BatchRow, LedgerView, Totals
 
-MAX_FINDINGS = 10  # findings shown per failed check
 TILE_FAILURES = 5  # failed checks named on a suite's status tile; the rest are counted
 
 # Friendlier titles of the suites this platform runs; any other suite shows under its own name.

@@ -14,9 +14,7 @@ from typing import Any, NamedTuple
 
 from ledger_engine.core.declarations import Stream, StreamingLedger
 from ledger_engine.core.records import Change, Event, Rejection, record
-from ledger_engine.core.transaction import Applied, PendingAdd, execute
-
-RowKey = tuple[str, Any]
+from ledger_engine.core.transaction import Applied, PendingAdd, RowKey, execute
 
 
 class Runnable(NamedTuple):

@@ -24,9 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ledger_engine.core.records import INT64_MAX, INT64_MIN, Change
-from ledger_engine.core.transaction import PendingAdd
-
-RowKey = tuple[str, Any]
+from ledger_engine.core.transaction import PendingAdd, RowKey
 
 # The seq of a probe: a rejected transaction has no changes, so no seq of its own.
 PROBE = -1
