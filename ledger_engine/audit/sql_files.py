@@ -21,6 +21,8 @@ import re
 from functools import cache
 from pathlib import Path
 
+from ledger_engine.store.sql_files import file_statement
+
 SQL_DIR = Path(__file__).with_name("sql")
 _IDENTIFIER = re.compile(r"[a-z][a-z0-9_]{0,62}")
 LEDGER, BATCHES = "ledger", "batches"  # the scopes: `sql/scope_ledger.sql`, `scope_batches.sql`
@@ -31,10 +33,7 @@ SCOPES = (LEDGER, BATCHES)
 def _text(name: str) -> str:
     """The query of `sql/<name>.sql` without the comment lines heading the file (they are for
     people; Great Expectations wants a query asset to start with `SELECT`)."""
-    lines = (SQL_DIR / f"{name}.sql").read_text(encoding="utf-8").splitlines()
-    while lines and (not lines[0].strip() or lines[0].lstrip().startswith("--")):
-        lines.pop(0)
-    return "\n".join(lines)
+    return file_statement(SQL_DIR / f"{name}.sql")
 
 
 def audit_query(name: str, scope: str | None = None, **identifiers: str) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from functools import cache
 from importlib.resources import files
 from importlib.resources.abc import Traversable
+from pathlib import Path
 
 from psycopg2 import sql
 
@@ -27,7 +28,12 @@ STATEMENTS_DIR: Traversable = files(__package__) / "sql"
 @cache
 def statement(name: str) -> str:
     """The statement of `sql/<name>.sql` (read once), without its heading comments and `;`."""
-    path = STATEMENTS_DIR.joinpath(*f"{name}.sql".split("/"))
+    return file_statement(STATEMENTS_DIR.joinpath(*f"{name}.sql".split("/")))
+
+
+def file_statement(path: Traversable | Path) -> str:
+    """The statement the SQL file at `path` holds: its text without the blank and `--` lines
+    heading it, and without its closing `;` (every package's SQL files are read so)."""
     lines = path.read_text(encoding="utf-8").splitlines()
     while lines and (not lines[0].strip() or lines[0].lstrip().startswith("--")):
         lines.pop(0)
