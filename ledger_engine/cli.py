@@ -7,7 +7,6 @@ import argparse
 import os
 import shlex
 import sys
-import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
@@ -20,6 +19,7 @@ from sqlalchemy import text
 from ledger_engine.config import Settings
 from ledger_engine.core.money import Unit, money_text
 from ledger_engine.core.records import Event
+from ledger_engine.core.stopwatch import Stopwatch
 
 console = Console()
 
@@ -205,7 +205,7 @@ def cmd_verify(settings: Settings, args: argparse.Namespace) -> int:
 
     ledger = load_ledger(settings.app)
     engine = open_store(settings, ledger)  # the ledger built above, not built again
-    started = time.perf_counter()
+    watch = Stopwatch()
     try:
         with console.status("verifying: hash chain, Merkle trees, batch counts"):
             checks = verify_ledger(engine, ledger)
@@ -213,7 +213,7 @@ def cmd_verify(settings: Settings, args: argparse.Namespace) -> int:
             checks += _replay(engine, ledger)
     finally:
         engine.dispose()
-    return _print_checks(checks, time.perf_counter() - started)
+    return _print_checks(checks, watch.elapsed())
 
 
 def _replay(engine, ledger) -> list:
@@ -269,7 +269,7 @@ def cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
     from ledger_engine.apps import load_ledger
     from ledger_engine.errors import CheckpointMismatch, NoSampleEvents
 
-    started = time.perf_counter()
+    watch = Stopwatch()
     ledger = load_ledger(settings.app)
     try:
         files, count = _generate(settings, ledger, args)
@@ -297,7 +297,7 @@ def cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
         _demo_reconciliation(settings, ledger, written_by, spark)
     finally:
         spark.stop()
-    console.print(f"demo finished in {time.perf_counter() - started:.1f} s")
+    console.print(f"demo finished in {watch.elapsed():.1f} s")
     _print_next_steps(ledger)
     return 0 if audit_report.passed else 1
 

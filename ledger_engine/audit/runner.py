@@ -20,11 +20,9 @@ a part given none builds it from the settings (`LEDGER_APP`).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
 
 from sqlalchemy import Engine
 
@@ -36,11 +34,10 @@ from ledger_engine.audit.scope import Mark, narrowest, read_scope, record_mark
 from ledger_engine.audit.verify import verify_ledger
 from ledger_engine.config import Settings
 from ledger_engine.core.declarations import StreamingLedger
+from ledger_engine.core.stopwatch import Stopwatch
 from ledger_engine.errors import AuditFailed
 from ledger_engine.pipeline.faults import DURING_AUDITS, NO_FAULTS, FaultSwitch
 from ledger_engine.store.database import ledger_schema, open_store
-
-T = TypeVar("T")
 
 # What one part of an audit covered, and its checks.
 AuditPart = tuple[AuditScope, list[CheckResult]]
@@ -205,45 +202,22 @@ def _audit(
     # The two parts read the same committed batches on connections of their own and share
     # nothing, so the Great Expectations part runs beside the Merkle part: each mostly waits
     # on PostgreSQL, which then works on two cores instead of one.
-    seconds: dict[str, float] = {}
+    watch = Stopwatch()
+
+    def expectations_part() -> AuditPart:
+        with watch.timed("expectations part"):
+            return expectations_audit(settings, kind, engine, expectations_root, ledger=ledger)
+
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="expectations") as beside:
-        expectations = beside.submit(
-            _timed,
-            seconds,
-            "expectations part",
-            expectations_audit,
-            settings,
-            kind,
-            engine,
-            expectations_root,
-            ledger=ledger,
-        )
-        merkle = _timed(seconds, "merkle part", merkle_audit, settings, kind, engine, ledger=ledger)
+        expectations = beside.submit(expectations_part)
+        with watch.timed("merkle part"):
+            merkle = merkle_audit(settings, kind, engine, ledger=ledger)
         faults.reach(DURING_AUDITS)
         parts = [merkle, expectations.result()]
-    report, path, _ = _timed(
-        seconds,
-        "mark and report",
-        conclude,
-        engine,
-        parts,
-        settings.reports,
-        written_by=written_by,
-        run=run,
-    )
-    report.seconds.update(seconds)
+    with watch.timed("mark and report"):
+        report, path, _ = conclude(engine, parts, settings.reports, written_by=written_by, run=run)
+    report.seconds.update(watch.seconds)
     return report, path
-
-
-def _timed(
-    seconds: dict[str, float], part: str, run: Callable[..., T], /, *args: Any, **kwargs: Any
-) -> T:
-    """`run(*args, **kwargs)`, its wall seconds recorded in `seconds[part]`."""
-    started = time.perf_counter()
-    try:
-        return run(*args, **kwargs)
-    finally:
-        seconds[part] = time.perf_counter() - started
 
 
 def _all_passed(checks: Sequence[CheckResult]) -> bool:

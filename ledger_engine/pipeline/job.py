@@ -26,6 +26,7 @@ from ledger_engine.apps import load_ledger
 from ledger_engine.config import Settings
 from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.core.records import APPLIED, DUPLICATE, REJECTED
+from ledger_engine.core.stopwatch import Stopwatch
 from ledger_engine.errors import BatchFailed, CommitRefused
 from ledger_engine.pipeline.checkpoint import stream_checkpoint
 from ledger_engine.pipeline.faults import (
@@ -151,13 +152,14 @@ class BatchProcessor:
 
     def process(self, batch_id: int, frame: DataFrame) -> BatchSummary:
         """Execute and commit one micro-batch of landed files (`frame`: path, content)."""
-        # The CPU of the thread that runs the batch (`engine._Clock` says why not the process's).
-        started, started_cpu = time.perf_counter(), time.thread_time()
+        # The CPU of the thread that runs the batch (`engine.run_columnar` says why not the
+        # process's).
+        watch = Stopwatch(time.thread_time)
         staged, profile = self.stage(batch_id, frame)
         if staged is None:
-            return BatchSummary(batch_id, False, 0, 0, 0, 0, 0, time.perf_counter() - started, 0)
+            return BatchSummary(batch_id, False, 0, 0, 0, 0, 0, watch.elapsed(), 0)
         self.faults.reach(AFTER_STAGING, batch_id)
-        executed, executed_cpu = time.perf_counter(), time.thread_time()
+        executed, executed_cpu = watch.elapsed(), watch.cpu_elapsed()
         self.lease.confirm()
         report = commit_staged(
             self.engine,
@@ -176,11 +178,11 @@ class BatchProcessor:
             applied=counts.get(APPLIED, 0),
             rejected=counts.get(REJECTED, 0),
             duplicates=counts.get(DUPLICATE, 0),
-            execute_seconds=executed - started,
-            commit_seconds=time.perf_counter() - executed,
+            execute_seconds=executed,
+            commit_seconds=watch.elapsed() - executed,
             rounds=profile.rounds,
             replans=profile.replans,
-            execute_cpu_seconds=executed_cpu - started_cpu,
+            execute_cpu_seconds=executed_cpu,
             seconds={
                 **{f"execute: {k}": v for k, v in profile.driver_seconds.items()},
                 **{f"commit: {k}": v for k, v in report.seconds.items()},
@@ -192,7 +194,7 @@ class BatchProcessor:
         self, batch_id: int, frame: DataFrame
     ) -> tuple[StagedBatch | None, EngineProfile | None]:
         """Run a micro-batch into its journal; `None` if the batch is already committed."""
-        started = time.perf_counter()
+        watch = Stopwatch()
         self.lease.confirm()
         files = frame.select("path", "content").mapInArrow(named, NAMED_DDL)
         files = files.persist()
@@ -203,7 +205,7 @@ class BatchProcessor:
                 key=lambda f: f.name,
             )
             fingerprint = input_fingerprint(infos)
-            read_seconds = time.perf_counter() - started
+            read_seconds = watch.elapsed()
             self.faults.reach(AFTER_READ, batch_id)
             committed = committed_input(self.engine, batch_id)
             if committed is not None:
@@ -236,7 +238,7 @@ class BatchProcessor:
                     ingested=journal.events,
                     journal=journal.parts,
                     merkle_deltas=journal.digests,
-                    execute_seconds=time.perf_counter() - started,
+                    execute_seconds=watch.elapsed(),
                     fence_epoch=self.lease.epoch,
                 ),
                 profile,
@@ -286,7 +288,7 @@ def run_pipeline(
     done (a run died between the commit and the checkpoint), which it runs again (a no-op for
     a committed batch). `faults`: the fault points' switch (default: from `settings.fault`).
     """
-    started = time.perf_counter()
+    watch = Stopwatch()
     ledger = load_ledger(settings.app)
     if engine is None:
         store = open_store(settings, ledger)  # migrated, the ledger's schema included
@@ -304,15 +306,15 @@ def run_pipeline(
             checkpoint = stream_checkpoint(settings.checkpoint, store)
             report.pending_files = len(pending_files(settings.inbox, store))
             if report.pending_files == 0 and unfinished_batch(checkpoint) is None:
-                return _finished(report, started)
+                return _finished(report, watch)
             if session is None:
-                clock = time.perf_counter()
-                session = build_session(
-                    settings.spark_master,
-                    driver_host=settings.spark_driver_host,
-                    driver_memory=settings.spark_driver_memory,
-                )
-                report.session_seconds = time.perf_counter() - clock
+                with watch.timed("session"):
+                    session = build_session(
+                        settings.spark_master,
+                        driver_host=settings.spark_driver_host,
+                        driver_memory=settings.spark_driver_memory,
+                    )
+                report.session_seconds = watch.seconds["session"]
             processor = BatchProcessor(
                 session,
                 ledger,
@@ -347,11 +349,11 @@ def run_pipeline(
             session.stop()
         if engine is None:
             store.dispose()
-    return _finished(report, started)
+    return _finished(report, watch)
 
 
-def _finished(report: PipelineReport, started: float) -> PipelineReport:
-    report.wall_seconds = time.perf_counter() - started
+def _finished(report: PipelineReport, watch: Stopwatch) -> PipelineReport:
+    report.wall_seconds = watch.elapsed()
     return report
 
 

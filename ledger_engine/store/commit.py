@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import io
 import json
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +33,7 @@ from sqlalchemy import Connection, Engine
 
 from ledger_engine.core.declarations import StreamingLedger, Table
 from ledger_engine.core.records import APPLIED, DUPLICATE, REJECTED, canonical_hash, canonical_json
+from ledger_engine.core.stopwatch import Stopwatch
 from ledger_engine.errors import CommitRefused
 from ledger_engine.store.lease import check_fence
 from ledger_engine.store.locks import COMMIT_LOCK
@@ -148,7 +148,7 @@ def commit_staged(
     `before_commit` is called inside the transaction once everything is written, just
     before COMMIT (a fault point).
     """
-    clock = _Clock()
+    clock = Stopwatch()
     _check_writers(batch)  # before the commit lock: it reads only the tasks' reports
     clock.lap("check writers")
     with engine.begin() as conn:
@@ -182,21 +182,6 @@ def commit_staged(
             before_commit()
     clock.lap("commit")
     return CommitReport(batch.batch_id, True, batch_hash, roots, counts, clock.seconds)
-
-
-class _Clock:
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = {}
-        self._started = self._last = time.perf_counter()
-
-    def elapsed(self) -> float:
-        """Seconds since the clock started."""
-        return time.perf_counter() - self._started
-
-    def lap(self, step: str) -> None:
-        now = time.perf_counter()
-        self.seconds[step] = now - self._last
-        self._last = now
 
 
 def _check_follows_last(conn: Connection, batch_id: int) -> str:
@@ -252,7 +237,7 @@ _ROW_COLUMNS = csv.ConvertOptions(
 _JOURNAL_ORDER = tuple(JOURNAL_COLUMNS)
 
 
-def _write_journal(conn: Connection, batch: StagedBatch, clock: _Clock) -> None:
+def _write_journal(conn: Connection, batch: StagedBatch, clock: Stopwatch) -> None:
     """COPY every task's journal part into the ledger tables; each COPY must write exactly
     the rows its task reported, and a row written twice (a key already taken) is refused."""
     cursor = conn.connection.cursor()
@@ -344,7 +329,7 @@ _HOLDS_BEFORE = {
 }
 
 
-def _apply_rows(conn: Connection, ledger: StreamingLedger, batch_id: int, clock: _Clock) -> None:
+def _apply_rows(conn: Connection, ledger: StreamingLedger, batch_id: int, clock: Stopwatch) -> None:
     """Apply each written row's net change over the batch, found in its change log, after
     checking that each of a row's changes starts from the one before it and that the row
     still holds the value the batch read."""

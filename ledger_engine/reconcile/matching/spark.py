@@ -34,7 +34,6 @@ How each part of the specification is computed:
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -44,6 +43,7 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from ledger_engine.core.stopwatch import Stopwatch
 from ledger_engine.reconcile.matching import (
     AMOUNT_MISMATCH,
     DUPLICATE,
@@ -177,7 +177,7 @@ def spark_matcher(
 def collect_outcome(frames: MatchFrames) -> Outcome:
     """The frames' matches and breaks brought to the driver, in the outcome's order; the
     frames are released."""
-    started = time.perf_counter()
+    watch = Stopwatch()
     # Through Arrow, column by column: a million rows pickled one by one took most of a
     # run's time at 10^6 entries a side.
     m = _columns(frames.matches)
@@ -225,7 +225,7 @@ def collect_outcome(frames: MatchFrames) -> Outcome:
     matches.sort(key=lambda m: match_order(*m))
     breaks.sort(key=break_order)
     frames.release()
-    frames.seconds["collect"] = time.perf_counter() - started
+    frames.seconds["collect"] = watch.elapsed()
     return Outcome(tuple(m for _, m in matches), tuple(breaks))
 
 
@@ -252,15 +252,13 @@ def match_plan(
     frames = MatchFrames(
         spark.createDataFrame([], MATCH_SCHEMA), spark.createDataFrame([], BREAK_SCHEMA)
     )
-    clock = time.perf_counter()
+    watch = Stopwatch(seconds=frames.seconds)
 
     def phase(name: str) -> None:
-        nonlocal clock
-        now = time.perf_counter()
-        frames.seconds[name] = now - clock
+        watch.lap(name)
         if on_phase is not None:
             on_phase(name)
-        clock = time.perf_counter()
+            watch.resume()  # the profiler's own time is no phase's
 
     with _partitioned_by_account(spark):
         _run(spark, statement_df, ledger_df, rules, frames, phase)

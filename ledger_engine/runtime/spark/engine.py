@@ -46,6 +46,7 @@ from pyspark.sql import functions as F
 
 from ledger_engine.core.declarations import StreamingLedger, Table
 from ledger_engine.core.records import Event
+from ledger_engine.core.stopwatch import Stopwatch
 from ledger_engine.runtime.columnar import parcels as P
 from ledger_engine.runtime.columnar.admission import (
     FINGERPRINTS_SCHEMA,
@@ -271,23 +272,6 @@ class EngineProfile:
         return sum(self.driver_cpu.values()) * 1e6 / max(self.events, 1)
 
 
-class _Clock:
-    """The driver's wall and CPU seconds by phase. CPU is the calling thread's: every step of
-    a batch on the driver runs in it, and a process-wide clock also charged the driver with
-    whatever else its process runs (a benchmark's sampling thread cost 10-15% of a core)."""
-
-    def __init__(self, profile: EngineProfile) -> None:
-        self.profile = profile
-        self.wall, self.cpu = time.perf_counter(), time.thread_time()
-
-    def lap(self, phase: str) -> None:
-        wall, cpu = time.perf_counter(), time.thread_time()
-        seconds, cpus = self.profile.driver_seconds, self.profile.driver_cpu
-        seconds[phase] = seconds.get(phase, 0.0) + wall - self.wall
-        cpus[phase] = cpus.get(phase, 0.0) + cpu - self.cpu
-        self.wall, self.cpu = wall, cpu
-
-
 def run_columnar(
     spark: SparkSession,
     ledger: StreamingLedger,
@@ -372,7 +356,7 @@ class _Ran:
     fingerprints: pa.Table
     offsets: np.ndarray
     broadcasts: list[Any]
-    clock: _Clock
+    clock: Stopwatch
     profiled: Opened = field(default_factory=list)  # other parcels with task profiles
 
 
@@ -393,7 +377,10 @@ def _run(
     bins = options.bins or spark.sparkContext.defaultParallelism
     routes = routes_for(spark, bins)
     profile = EngineProfile()
-    clock = _Clock(profile)
+    # The driver's CPU is the calling thread's: every step of a batch on the driver runs in
+    # it, and a process-wide clock also charged it with whatever else its process runs (a
+    # benchmark's sampling thread cost 10-15% of a core).
+    clock = Stopwatch(time.thread_time, profile.driver_seconds, profile.driver_cpu)
     frames: list[DataFrame] = []
     profiled: Opened = []  # parcels whose task profiles `_Ran` does not otherwise hold
     broadcasts: list[Any] = []
@@ -596,7 +583,7 @@ def _execute(
     source: StateRows,
     frames: list[DataFrame],
     broadcasts: list[Any],
-    clock: _Clock,
+    clock: Stopwatch,
     journal: int | None,
     after_round: Callable[[int], None] | None,
 ) -> tuple[Opened, list[str], Opened]:

@@ -16,25 +16,18 @@ from typing import Any
 
 from pyspark import TaskContext
 
+from ledger_engine.core.stopwatch import Stopwatch
+
 PICKLE = pickle.HIGHEST_PROTOCOL
 
 
-class TaskClock:
-    """Phase timings of one task."""
+class TaskClock(Stopwatch):
+    """Phase timings of one task (wall, and the task process's CPU), and its items."""
 
     def __init__(self, stage: str) -> None:
+        super().__init__(time.process_time)
         self.stage = stage
         self.items = 0
-        self.seconds: dict[str, float] = {}
-        self.cpu: dict[str, float] = {}
-        self._started = self._last = time.perf_counter()
-        self._last_cpu = time.process_time()
-
-    def lap(self, phase: str) -> None:
-        now, cpu = time.perf_counter(), time.process_time()
-        self.seconds[phase] = self.seconds.get(phase, 0.0) + now - self._last
-        self.cpu[phase] = self.cpu.get(phase, 0.0) + cpu - self._last_cpu
-        self._last, self._last_cpu = now, cpu
 
     def report(self) -> bytes:
         """What the task measured, pickled (read by `task_profile`)."""
@@ -44,8 +37,8 @@ class TaskClock:
             "partition": context.partitionId() if context is not None else -1,
             "items": self.items,
             "seconds": self.seconds,
-            "cpu": self.cpu,
-            "total": time.perf_counter() - self._started,
+            "cpu": self.cpu_seconds,
+            "total": self.elapsed(),
         }
         return pickle.dumps(report, PICKLE)
 
