@@ -35,6 +35,7 @@ from ledger_engine.runtime.parallel.plan import (
     Schedule,
     access_flags,
     plan,
+    replanned,
     row_id,
     row_ids,
 )
@@ -99,10 +100,10 @@ def run_partitioned(
         start = initial_state(ledger, state)
         verdicts = admit_batch(ledger.streams, batch, known_requests or {})
         runnables = runnable_events(batch, verdicts)
-        forced: frozenset[int] = frozenset()
         index = table_indexes(ledger)
-        while True:
-            accesses = batch_accesses(ledger, runnables)
+        accesses = batch_accesses(ledger, runnables)
+
+        def attempt(forced: frozenset[int]) -> tuple[Any, frozenset[int]]:
             schedule = plan(accesses, bins, round_cost, forced, rounds)
             executed = execute_schedule(start, runnables, schedule)
             pending = pending_adds(executed.values())
@@ -110,9 +111,10 @@ def run_partitioned(
             try:
                 settled, _ = settle(pending, base)
             except Overflow as overflow:
-                forced |= {row_id(index[table], key) for table, key in overflow.rows}
-                continue
-            break
+                return None, frozenset(row_id(index[table], key) for table, key in overflow.rows)
+            return (executed, settled), frozenset()
+
+        (executed, settled), _ = replanned(attempt)
         return assemble(
             batch,
             start,

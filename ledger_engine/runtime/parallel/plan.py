@@ -44,15 +44,17 @@ collisions only ever merge rows, which makes the schedule more conservative, nev
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from ledger_engine.core.declarations import AccessType
+
+T = TypeVar("T")
 
 # Access flags of one binding (an access may carry several, e.g. READ | WRITE).
 READ, WRITE, ADD = 1, 2, 4
@@ -366,6 +368,31 @@ def plan(
         rows.starts,
         by_class == RowClass.ORDERED,
     )
+
+
+def replanned(
+    attempt: Callable[[frozenset[int]], tuple[T | None, frozenset[int]]],
+) -> tuple[T, int]:
+    """The result of `attempt(forced)` once no deferred row overflows, and how many times the
+    batch was planned again to get there.
+
+    A deferred row's adds are settled after the batch (`settle`); where their running sum
+    leaves the 64-bit range, the order of the adds matters after all. `attempt(forced)` plans
+    the batch with the rows `forced` ordered, runs it and returns its result, or None and the
+    rows that overflowed; those are then forced too and the batch is planned again. A forced
+    row is ordered (its adds run in batch order in one bin, each seeing the row), so it never
+    overflows in settling again: each new plan forces at least one row more, and the loop
+    ends. Both runners (`in_process`, `spark.engine`) plan through this one loop."""
+    forced: frozenset[int] = frozenset()
+    replans = 0
+    while True:
+        result, overflowed = attempt(forced)
+        if not overflowed:
+            assert result is not None, "an attempt without overflow has a result"
+            return result, replans
+        assert not overflowed <= forced, f"forced rows overflowed again: {overflowed & forced}"
+        forced |= overflowed
+        replans += 1
 
 
 def deferred_masks(accesses: Accesses, deferred: np.ndarray) -> np.ndarray:

@@ -88,7 +88,7 @@ from ledger_engine.runtime.columnar.screening import (
 from ledger_engine.runtime.columnar.settling import OVERFLOWED_SCHEMA, SETTLED_SCHEMA
 from ledger_engine.runtime.columnar.state import ColumnarState
 from ledger_engine.runtime.columnar.typed import key_type
-from ledger_engine.runtime.parallel.plan import row_id
+from ledger_engine.runtime.parallel.plan import replanned, row_id
 from ledger_engine.runtime.spark import tasks
 from ledger_engine.runtime.spark.profile import task_profile
 from ledger_engine.runtime.spark.shipping import ship_application
@@ -400,13 +400,13 @@ def _run(
         fingerprints = _fingerprints(spark, ledger, screened, admitted, offsets, broadcasts)
         clock.lap("fingerprint duplicates")
         events = screened.where(F.col("kind") == P.EVENTS)
-        forced: frozenset[int] = frozenset()
-        while True:
+
+        def attempt(forced: frozenset[int]) -> tuple[Any, frozenset[int]]:
             planned, planning = _plan(spark, admitted, offsets, bins, options, forced, broadcasts)
             profiled.extend(planning)
             profile.rounds, profile.slots = planned.rounds, planned.slots
             clock.lap("plan")
-            outputs, stages, settled = _execute(
+            executed = _execute(
                 spark,
                 ledger,
                 events,
@@ -420,11 +420,12 @@ def _run(
                 journal,
                 after_round,
             )
-            overflowed = _table(settled, P.OVERFLOWED, OVERFLOWED_SCHEMA)
-            if not len(overflowed):
-                break
-            forced |= _row_ids(ledger, overflowed)
-            profile.replans += 1
+            overflowed = _table(executed[2], P.OVERFLOWED, OVERFLOWED_SCHEMA)
+            if len(overflowed):
+                return None, _row_ids(ledger, overflowed)
+            return executed, frozenset()
+
+        (outputs, stages, settled), profile.replans = replanned(attempt)
         ran = _Ran(
             screened,
             collected,
