@@ -12,7 +12,7 @@ and rejected as `invalid_event` with a sentence saying why: it is not valid UTF-
 short (its JSON ends before its object is closed, as when a file is read while still being
 written); it is not JSON, or uses `NaN`/`Infinity`, or repeats a key within an object; it
 is not an object; its envelope lacks one of the three fields or has another; or it nests
-arrays and objects deeper than the engine stores (`values.MAX_NESTING`, plus the envelope).
+arrays and objects deeper than the engine stores (`storable.MAX_NESTING`, plus the envelope).
 """
 
 from __future__ import annotations

@@ -135,17 +135,17 @@ def canonical_hash(value: Any) -> str:
 
 
 # msgspec writes the same bytes as `canonical_json(...).encode()` for a *plain* value (see
-# `values.plain_json`: exact dicts, lists, ASCII text without NUL, int64 integers, booleans,
+# `storable.plain_json`: exact dicts, lists, ASCII text without NUL, int64 integers, booleans,
 # null; no floats, whose exponent form it writes differently), five times faster.
 # `tests/engine/test_canonical.py` holds the two encoders to that.
 _PLAIN_ENCODER = msgspec.json.Encoder(order="sorted")
 
 
 def plain_canonical_hash(value: Any) -> str:
-    """`canonical_hash(value)` of a value that `values.plain_json` accepts."""
+    """`canonical_hash(value)` of a value that `storable.plain_json` accepts."""
     return hashlib.sha256(_PLAIN_ENCODER.encode(value)).hexdigest()
 
 
 def plain_canonical_bytes(value: Any) -> bytes:
-    """`canonical_json(value).encode()` of a value that `values.plain_json` accepts."""
+    """`canonical_json(value).encode()` of a value that `storable.plain_json` accepts."""
     return _PLAIN_ENCODER.encode(value)

@@ -75,7 +75,7 @@ def plain_json(value: Any, levels: int = MAX_NESTING) -> bool:
     with ASCII text only and no floats, at most `levels` arrays or objects deep.
 
     False does not mean unstorable: `json_problem` then walks the value again and says why.
-    True also means that `model.plain_canonical_hash` may hash the value. Written as plain
+    True also means that `records.plain_canonical_hash` may hash the value. Written as plain
     loops (no generators): it runs on every payload and every emitted result.
     """
     kind = type(value)
@@ -129,7 +129,7 @@ def plain_flat_copy(value: dict[Any, Any]) -> dict[Any, Any] | None:
 
 
 def canonical_utf8(value: Any) -> bytes:
-    """`model.canonical_json(value).encode()`, by the fast encoder where it writes the same
+    """`records.canonical_json(value).encode()`, by the fast encoder where it writes the same
     bytes (`plain_json`: every bank payload, key and value)."""
     return plain_canonical_bytes(value) if plain_json(value) else canonical_json(value).encode()
 

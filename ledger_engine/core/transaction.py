@@ -320,7 +320,7 @@ def execute(
     that reason here; but had the serial runner known the row's value, one of those adds might
     have overflowed first, rejecting it as `overflow`. So for each deferred row it added to, a
     *probe* (a `PendingAdd` with delta 0 and the running total's range) is appended to
-    `probes`, which a deferring runner must pass and settle (`commutative.settle_row`).
+    `probes`, which a deferring runner must pass and settle (`runtime.parallel.settle.settle_row`).
     """
     ctx = Context()
     accesses: list[StateAccess] = []

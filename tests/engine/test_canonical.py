@@ -1,9 +1,9 @@
 """The engine's fast fingerprint (and Merkle leaf) is the reference one, byte for byte.
 
-`model.plain_canonical_hash` (msgspec) hashes what `values.plain_json` accepts; the reference
-is `model.canonical_hash` (Python's json module), which the audits use to recompute stored
-fingerprints. A difference would make a retry look like a clash, or the audits find a
-fingerprint they cannot reproduce.
+`core.records.plain_canonical_hash` (msgspec) hashes what `core.storable.plain_json`
+accepts; the reference is `core.records.canonical_hash` (Python's json module), which the
+audits use to recompute stored fingerprints. A difference would make a retry look like a
+clash, or the audits find a fingerprint they cannot reproduce.
 """
 
 from __future__ import annotations

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,7 +17,7 @@ from ledger_engine.runtime.columnar.planning import (
     routing_of,
     sealed_routing,
 )
-from ledger_engine.runtime.parallel.plan import ADD, READ, WRITE, plan, replanned
+from ledger_engine.runtime.parallel.plan import ADD, READ, WRITE, plan
 
 FLAGS = st.sampled_from([READ, WRITE, READ | WRITE, ADD])
 # A runnable event: its rows (row id, access flags), at most a few of a few rows, so that
@@ -107,35 +106,3 @@ def test_the_plans_shape_names_its_rounds_slots_and_whether_it_settles():
     ]
     routing = routing_of(shape.column("routing")[0].as_py())
     assert routing.slot.tolist() == [0, 1]
-
-
-# -- planning again until no deferred row overflows ------------------------------------------
-
-
-@given(waves=st.lists(st.frozensets(st.integers(0, 50), min_size=1), max_size=5))
-def test_a_batch_is_planned_again_with_each_overflowing_row_forced(
-    waves: list[frozenset[int]],
-) -> None:
-    """Each attempt forces every row that overflowed before it; the last one's result comes
-    back with the number of plans made again."""
-    forced_seen: list[frozenset[int]] = []
-    fresh = [wave - frozenset().union(*waves[:i]) for i, wave in enumerate(waves)]
-    overflows = [wave for wave in fresh if wave]
-
-    def attempt(forced: frozenset[int]) -> tuple[str | None, frozenset[int]]:
-        forced_seen.append(forced)
-        attempt_no = len(forced_seen) - 1
-        if attempt_no < len(overflows):
-            return None, overflows[attempt_no]
-        return "ran", frozenset()
-
-    assert replanned(attempt) == ("ran", len(overflows))
-    assert forced_seen == [frozenset().union(*overflows[:i]) for i in range(len(overflows) + 1)]
-
-
-def test_a_forced_row_that_overflows_again_fails_loudly_instead_of_looping() -> None:
-    def attempt(forced: frozenset[int]) -> tuple[None, frozenset[int]]:
-        return None, frozenset({7})
-
-    with pytest.raises(AssertionError, match="forced rows overflowed again"):
-        replanned(attempt)

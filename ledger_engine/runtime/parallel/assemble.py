@@ -11,7 +11,7 @@ dataclass instances):
 
 `assemble` walks the batch in order and builds exactly the objects the serial runner builds,
 replaying every change on the initial state to get the final one (building its records as the
-serial runner does: `model.record`).
+serial runner does: `core.records.record`).
 """
 
 from __future__ import annotations

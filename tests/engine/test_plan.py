@@ -1,10 +1,12 @@
-"""The scheduler: row classes, conflict components, rounds and bins."""
+"""The scheduler (`runtime.parallel.plan`): row classes, conflict components, rounds and bins,
+and planning again until no deferred row overflows."""
 
 from __future__ import annotations
 
 import itertools
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,6 +18,7 @@ from ledger_engine.runtime.parallel.plan import (
     assign_bins,
     deferred_masks,
     plan,
+    replanned,
     stable_row_order,
 )
 
@@ -191,3 +194,35 @@ def test_a_transactions_deferred_mask_has_the_bit_of_each_deferred_binding(case)
         if deferred[i]:
             expected[t] |= 1 << binding
     assert deferred_masks(accesses, deferred).tolist() == expected
+
+
+# -- planning again until no deferred row overflows ------------------------------------------
+
+
+@given(waves=st.lists(st.frozensets(st.integers(0, 50), min_size=1), max_size=5))
+def test_a_batch_is_planned_again_with_each_overflowing_row_forced(
+    waves: list[frozenset[int]],
+) -> None:
+    """Each attempt forces every row that overflowed before it; the last one's result comes
+    back with the number of plans made again."""
+    forced_seen: list[frozenset[int]] = []
+    fresh = [wave - frozenset().union(*waves[:i]) for i, wave in enumerate(waves)]
+    overflows = [wave for wave in fresh if wave]
+
+    def attempt(forced: frozenset[int]) -> tuple[str | None, frozenset[int]]:
+        forced_seen.append(forced)
+        attempt_no = len(forced_seen) - 1
+        if attempt_no < len(overflows):
+            return None, overflows[attempt_no]
+        return "ran", frozenset()
+
+    assert replanned(attempt) == ("ran", len(overflows))
+    assert forced_seen == [frozenset().union(*overflows[:i]) for i in range(len(overflows) + 1)]
+
+
+def test_a_forced_row_that_overflows_again_fails_loudly_instead_of_looping() -> None:
+    def attempt(forced: frozenset[int]) -> tuple[None, frozenset[int]]:
+        return None, frozenset({7})
+
+    with pytest.raises(AssertionError, match="forced rows overflowed again"):
+        replanned(attempt)
