@@ -27,7 +27,6 @@ import json
 import shutil
 import statistics
 import sys
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -43,6 +42,7 @@ from ledger_engine.audit.expectations import DEFAULT_PROJECT_ROOT
 from ledger_engine.audit.findings import BATCHES
 from ledger_engine.audit.runner import expectations_audit, merkle_audit, run_audits
 from ledger_engine.config import PROJECT_ROOT, Settings
+from ledger_engine.core.stopwatch import Stopwatch
 from ledger_engine.pipeline.inbox import write_event_files
 from ledger_engine.store.database import connect
 from ledger_engine.store.migrations import migrate
@@ -71,9 +71,9 @@ def commit(settings: Settings, events: list, prefix: str, spark: Any, engine: En
     from ledger_engine.pipeline.job import run_pipeline
 
     write_event_files(events, settings.inbox, events_per_file=EVENTS_PER_FILE, prefix=prefix)
-    started = time.perf_counter()
+    watch = Stopwatch()
     run_pipeline(settings, spark=spark, engine=engine)
-    return time.perf_counter() - started
+    return watch.elapsed()
 
 
 def analyze(engine: Engine) -> None:
@@ -87,9 +87,9 @@ def analyze(engine: Engine) -> None:
 
 def timed_audit(settings: Settings, engine: Engine, root: Path, full: bool) -> dict[str, Any]:
     """One audit through `run_audits`, with its seconds and scope."""
-    started = time.perf_counter()
+    watch = Stopwatch()
     report, _ = run_audits(settings, engine=engine, expectations_root=root, full=full)
-    seconds = time.perf_counter() - started
+    seconds = watch.elapsed()
     assert report.passed, [c for c in report.checks if not c.passed]
     scope = report.scope
     return {"seconds": seconds, "first_batch": scope.first_batch, "last_batch": scope.last_batch}
@@ -104,9 +104,9 @@ def timed_parts(settings: Settings, engine: Engine, root: Path) -> dict[str, flo
             ("merkle", lambda: merkle_audit(settings, BATCHES, engine)),
             ("great_expectations", lambda: expectations_audit(settings, BATCHES, engine, root)),
         ):
-            started = time.perf_counter()
+            watch = Stopwatch()
             _, checks = part()
-            seconds[name].append(time.perf_counter() - started)
+            seconds[name].append(watch.elapsed())
             assert all(c.passed for c in checks), checks
     return {name: statistics.median(values) for name, values in seconds.items()}
 

@@ -25,7 +25,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -36,6 +35,7 @@ from sqlalchemy import text
 from bench.run import RESULTS, database, server_url
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.config import PROJECT_ROOT
+from ledger_engine.core.stopwatch import Stopwatch
 from ledger_engine.store.database import connect
 
 DATABASE = "ledger_bench_audits"
@@ -53,14 +53,14 @@ def build(url: str, args: argparse.Namespace) -> float:
         "LEDGER_FILES_PER_BATCH": "100",
         "LEDGER_SPARK_MASTER": args.master,
     }
-    started = time.perf_counter()
+    watch = Stopwatch()
     for command in (
         ["generate", "--events", str(args.events), "--accounts", str(args.accounts),
          "--seed", "11", "--tag", "bench"],
         ["run"],
     ):  # fmt: skip
         subprocess.run([sys.executable, "-m", "ledger_engine.cli", *command], env=env, check=True)
-    return time.perf_counter() - started
+    return watch.elapsed()
 
 
 def sizes(url: str) -> dict[str, int]:
@@ -81,13 +81,6 @@ def sizes(url: str) -> dict[str, int]:
         engine.dispose()
 
 
-def timed(label: str, action: Any) -> tuple[float, Any]:
-    with console.status(f"measuring {label}"):
-        started = time.perf_counter()
-        outcome = action()
-        return time.perf_counter() - started, outcome
-
-
 def measure(url: str) -> dict[str, Any]:
     """Seconds of each audit on the ledger at `url`, and whether it passed."""
     from ledger_engine.audit.expectations import run_expectations
@@ -98,6 +91,7 @@ def measure(url: str) -> dict[str, Any]:
 
     ledger = build_ledger()
     engine = connect(url)
+    watch = Stopwatch()
     figures: dict[str, Any] = {}
     checks = []
     try:
@@ -106,13 +100,16 @@ def measure(url: str) -> dict[str, Any]:
             ("replay of the event log", lambda: replay_checks(engine, ledger)),
             ("Great Expectations", lambda: run_expectations(url, ledger, WORK / "expectations")),
         ):
-            seconds, found = timed(label, action)
+            with console.status(f"measuring {label}"), watch.timed(label):
+                found = action()
             checks += found
-            figures[label] = {"seconds": seconds, "passed": all(c.passed for c in found)}
-        seconds, _ = timed(
-            "audit report", lambda: write_report(engine, AuditReport(checks), WORK / "reports")
-        )
-        figures["audit report"] = {"seconds": seconds, "passed": True}
+            figures[label] = {
+                "seconds": watch.seconds[label],
+                "passed": all(c.passed for c in found),
+            }
+        with console.status("measuring audit report"), watch.timed("audit report"):
+            write_report(engine, AuditReport(checks), WORK / "reports")
+        figures["audit report"] = {"seconds": watch.seconds["audit report"], "passed": True}
     finally:
         engine.dispose()
     return figures

@@ -26,7 +26,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,7 @@ from typing import Any
 from bench.databases import create_database, drop_database
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.config import PROJECT_ROOT
+from ledger_engine.core.stopwatch import Stopwatch
 from ledger_engine.store.database import ledger_url
 from ledger_engine.store.embedded import start_embedded, to_sqlalchemy_url
 
@@ -92,7 +92,7 @@ def one_run(server: str, events: int, work: Path) -> dict[str, Any]:
                 capture_output=True,
             )
         out = work / "run.json"
-        started = time.perf_counter()
+        watch = Stopwatch()
         with (work / "run.log").open("w") as log:
             subprocess.run(
                 [sys.executable, "-m", "bench.dag_run", "--child", str(out)],
@@ -103,7 +103,7 @@ def one_run(server: str, events: int, work: Path) -> dict[str, Any]:
                 check=True,
             )
         result = json.loads(out.read_text())
-        result["end_to_end_seconds"] = time.perf_counter() - started
+        result["end_to_end_seconds"] = watch.elapsed()
         return result
     finally:
         drop_database(server, name)
@@ -112,14 +112,14 @@ def one_run(server: str, events: int, work: Path) -> dict[str, Any]:
 def child(out: Path) -> None:
     """Inside the run's process: the DAG run, its tasks' seconds and the micro-batch task's
     summary (its XCom: batches, wall and Spark session seconds)."""
-    started = time.perf_counter()
+    watch = Stopwatch()
     from airflow.models import DagBag
     from airflow.models.xcom import XComModel
     from airflow.utils.session import create_session
 
-    imported = time.perf_counter() - started
+    watch.lap("import")
     dag = DagBag(dag_folder=str(PROJECT_ROOT / "dags")).dags[DAG_ID]
-    parsed = time.perf_counter() - started
+    watch.lap("parse")
     dag_run = dag.test()
     with create_session() as session:
         tis = dag_run.get_task_instances(session=session)
@@ -133,8 +133,8 @@ def child(out: Path) -> None:
         ).first()
         result = {
             "state": str(dag_run.get_state()),
-            "import_seconds": imported,
-            "parse_seconds": parsed - imported,
+            "import_seconds": watch.seconds["import"],
+            "parse_seconds": watch.seconds["parse"],
             "tasks": {ti.task_id: {"state": str(ti.state), "seconds": ti.duration} for ti in tis},
             "micro_batches": XComModel.deserialize_value(xcom) if xcom is not None else {},
         }

@@ -37,6 +37,7 @@ from typing import Any
 import psutil
 
 from bench.workloads import opening_deposits, opening_state, transfers
+from ledger_engine.core.stopwatch import Stopwatch
 
 EVENTS_PER_FILE = 10_000
 # The kinds of process whose CPU the sampler counts (`cpu_kind`).
@@ -57,7 +58,7 @@ class ProcessSampler:
     def __init__(self) -> None:
         self.peak = 0
         self.wall = 0.0  # seconds from the start to the stop, the window of the CPU figures
-        self._clock = 0.0
+        self._watch = Stopwatch()  # started again on entering
         # Per process, (pid, start time, name) so that a reused pid is another process: its kind
         # (`cpu_kind`, None if none of ours), decided once, and its CPU seconds when first
         # seen and when last seen.
@@ -146,7 +147,7 @@ class ProcessSampler:
         # here, processes started later from their start.
         self._sample_once(psutil.Process(), baseline=True)
         self._reaped_baseline = _waited_children_cpu()
-        self._clock = time.perf_counter()
+        self._watch = Stopwatch()
         self._thread.start()
         return self
 
@@ -154,7 +155,7 @@ class ProcessSampler:
         self._stop.set()
         self._thread.join()
         self._sample_once(psutil.Process(), baseline=False)  # the last word on every process
-        self.wall = time.perf_counter() - self._clock
+        self.wall = self._watch.elapsed()
 
 
 def _waited_children_cpu() -> float:
@@ -182,9 +183,9 @@ def _plain(args: argparse.Namespace) -> dict[str, Any]:
 
     events = [t.event() for t in transfers(args.workload, args.size, args.accounts)]
     state = opening_state(args.accounts)
-    started = time.perf_counter()
+    watch = Stopwatch()
     run = run_plain(events, state)
-    seconds = time.perf_counter() - started
+    seconds = watch.elapsed()
     # Counted as the serial runner counts: a transfer that emits REJECT is applied too, and a
     # deposit emits no result.
     deposits = sum(1 for e in events if e.stream == "deposits")
@@ -198,9 +199,9 @@ def _serial(args: argparse.Namespace) -> dict[str, Any]:
     events = [t.event() for t in transfers(args.workload, args.size, args.accounts)]
     state = opening_state(args.accounts)
     ledger = build_ledger()
-    started = time.perf_counter()
+    watch = Stopwatch()
     result = run_serial(ledger, events, state)
-    seconds = time.perf_counter() - started
+    seconds = watch.elapsed()
     return {"seconds": seconds, "applied": result.applied_count}
 
 
@@ -245,11 +246,12 @@ def _spark_run(master: str, ledger, paths: list[Path], state) -> tuple[dict[str,
     try:
         run_spark_columnar(spark, ledger, paths[:1], state)  # warm the JVM and the workers
         before = _executor_cpu()
-        started, started_epoch = time.perf_counter(), time.time()
+        # Started together: the stages' times (epoch seconds) are put on the watch's clock.
+        watch, started_epoch = Stopwatch(), time.time()
         result, profile = run_spark_columnar(
             spark, ledger, paths, state, options=ExecutionOptions()
         )
-        seconds = time.perf_counter() - started
+        seconds = watch.elapsed()
         stages = stage_timeline(spark, started_epoch)
         executors = {k: v - before.get(k, 0.0) for k, v in _executor_cpu().items()}
         cores = spark.sparkContext.defaultParallelism
@@ -339,9 +341,9 @@ def _seed(args: argparse.Namespace) -> dict[str, Any]:
 
     settings = _pipeline_settings(args, max(1, args.batch_events // EVENTS_PER_FILE))
     _land(opening_deposits(args.accounts), settings.inbox, "open")
-    started = time.perf_counter()
+    watch = Stopwatch()
     report = run_pipeline(settings)
-    seconds = time.perf_counter() - started
+    seconds = watch.elapsed()
     # A full audit leaves its mark: the measured runs' batch audits cover their own batches.
     audit, _ = run_audits(settings, full=True)
     assert audit.passed, [c for c in audit.checks if not c.passed]
@@ -363,16 +365,16 @@ def _pipeline(args: argparse.Namespace) -> dict[str, Any]:
     pages: list[str] = []
 
     def audit_batch(summary: BatchSummary) -> None:
-        clock = time.perf_counter()
+        audit_watch = Stopwatch()
         audit, page = run_audits(settings)
-        audits.append(time.perf_counter() - clock)
+        audits.append(audit_watch.elapsed())
         audit_parts.append(audit.seconds)
         pages.append(str(page))
         assert audit.passed, [c for c in audit.checks if not c.passed]
 
-    started = time.perf_counter()
+    watch = Stopwatch()
     report = run_pipeline(settings, on_batch=audit_batch)
-    seconds = time.perf_counter() - started
+    seconds = watch.elapsed()
     batches = [
         {
             "events": b.ingested,
@@ -485,9 +487,9 @@ def _ledger_run(args: argparse.Namespace) -> dict[str, Any]:
     from ledger_engine.apps.bank.ledger import build_ledger
     from ledger_engine.store.database import connect, ledger_url
 
-    started = time.perf_counter()
+    watch = Stopwatch()
     _ledger_command(args, "run", "--audit")
-    seconds = time.perf_counter() - started
+    seconds = watch.elapsed()
     engine = connect(ledger_url(args.database_url, build_ledger()))
     try:
         with engine.connect() as conn:

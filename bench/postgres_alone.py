@@ -11,7 +11,6 @@ and deadlocks until the transaction commits.
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import dataclass
 
 import psycopg2
@@ -19,6 +18,7 @@ from psycopg2 import errors
 
 from bench.workloads import FEE_ACCOUNT, Transfer
 from ledger_engine.apps.bank.generator import account_id, asset_id
+from ledger_engine.core.stopwatch import Stopwatch
 
 DEBIT = "UPDATE accounts SET value = value - %s WHERE key = %s AND value > %s AND value > 0"
 DEBIT_ASSET = "UPDATE asset_ledger SET value = value - %s WHERE key = %s AND value > %s"
@@ -93,12 +93,12 @@ def run_postgres(dsn: str, transfers: list[Transfer], clients: int) -> dict[str,
         threading.Thread(target=_client, args=(dsn, transfers[i::clients], reports[i]))
         for i in range(clients)
     ]
-    started = time.perf_counter()
+    watch = Stopwatch()
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    seconds = time.perf_counter() - started
+    seconds = watch.elapsed()
     return {
         "seconds": seconds,
         "committed": sum(r.committed for r in reports),

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import csv
 import io
-import time
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -30,6 +29,7 @@ from psycopg2.extensions import connection
 
 from bench.workloads import FEE_ACCOUNT, Transfer
 from ledger_engine.apps.bank.generator import account_id, asset_id
+from ledger_engine.core.stopwatch import Stopwatch
 
 SQL_FILE = Path(__file__).with_name("procedure.sql")
 SECTION = "-- name: "
@@ -95,12 +95,12 @@ def run_procedure(dsn: str, transfers: Sequence[Transfer], batch_id: int = 0) ->
         install(conn)
         with conn.cursor() as cursor:
             cursor.execute(sections["staging"])
-            started = time.perf_counter()
+            watch = Stopwatch()
             cursor.copy_expert(sections["copy"], rows)
             cursor.execute(sections["call"], {"batch": batch_id})
             applied, rejected = cursor.fetchone()
         conn.commit()
-        seconds = time.perf_counter() - started
+        seconds = watch.elapsed()
     finally:
         conn.close()
     return {"seconds": seconds, "applied": applied, "rejected": rejected}

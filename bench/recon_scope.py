@@ -29,7 +29,6 @@ import json
 import shutil
 import statistics
 import sys
-import time
 from datetime import UTC, datetime
 
 from rich.console import Console
@@ -39,6 +38,7 @@ from bench.run import RESULTS, database, server_url
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.config import PROJECT_ROOT, Settings
 from ledger_engine.core.records import Event
+from ledger_engine.core.stopwatch import Stopwatch
 from ledger_engine.pipeline.inbox import write_event_files
 from ledger_engine.reconcile.inbox import land_statement, load_statements
 from ledger_engine.reconcile.matching.reference import match
@@ -103,9 +103,9 @@ def timed_scope(engine) -> tuple[float, dict[str, list[int]], int]:
     with engine.begin() as conn:
         cursor = conn.connection.cursor()
         before = table_reads(cursor)
-        started = time.perf_counter()
+        watch = Stopwatch()
         scope = scope_in(cursor, SOURCE.name, SOURCE.table, None, Start())
-        seconds = time.perf_counter() - started
+        seconds = watch.elapsed()
         after = table_reads(cursor)
     read = {t: [a - b for a, b in zip(after[t], before[t], strict=True)] for t in READ}
     return seconds, read, len(scope.ledger_items)
@@ -137,11 +137,9 @@ def main() -> int:
         )
         events = deposits(args.history, args.accounts, args.batch)
         write_event_files(events, settings.inbox, events_per_file=EVENTS_PER_FILE, prefix="h")
-        started = time.perf_counter()
+        watch = Stopwatch()
         run_pipeline(settings, engine=engine)
-        console.print(
-            f"{args.history:,} deposits committed in {time.perf_counter() - started:.0f} s"
-        )
+        console.print(f"{args.history:,} deposits committed in {watch.elapsed():.0f} s")
         statements = WORK / "data" / "statements"
         reconcile(engine, SOURCES, statements, match, who="bench")  # an empty inbox
         with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
@@ -155,18 +153,18 @@ def main() -> int:
         land_statement(statements, SOURCE, "bob-1.csv", ("\n".join(lines) + "\n").encode())
         load_statements(engine, SOURCES, statements)
         scopes = [timed_scope(engine) for _ in range(REPEATS)]
-        started = time.perf_counter()
+        watch = Stopwatch()
         (part,) = reconcile(engine, SOURCES, statements, match, who="bench").sources
-        run_seconds = time.perf_counter() - started
+        run_seconds = watch.elapsed()
         with engine.connect() as conn:
-            started = time.perf_counter()
+            watch = Stopwatch()
             history_changes = conn.execute(
                 text(
                     "SELECT count(*), sum(coalesce((after #>> '{}')::bigint, 0))"
                     " FROM ledger_change_log WHERE table_name = 'accounts'"
                 )
             ).one()[0]
-            scan_seconds = time.perf_counter() - started
+            scan_seconds = watch.elapsed()
             changes = conn.execute(text("SELECT count(*) FROM ledger_change_log")).scalar_one()
     finally:
         engine.dispose()

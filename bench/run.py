@@ -44,7 +44,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -56,6 +55,7 @@ from bench.databases import create_database, drop_database
 from bench.workloads import ADD_PATH, GIANT_COMPONENT, WORKLOADS
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.config import PROJECT_ROOT
+from ledger_engine.core.stopwatch import Stopwatch
 from ledger_engine.store.database import connect, ledger_url
 from ledger_engine.store.embedded import start_embedded, to_sqlalchemy_url
 from ledger_engine.store.migrations import migrate
@@ -520,7 +520,7 @@ def main() -> None:
     results: list[dict[str, Any]] = []
     text = ""
     rows: dict[tuple[str, int], dict[str, dict[str, Any]]] = {}
-    started = time.perf_counter()
+    watch = Stopwatch()
     try:
         # Seeded only for the measurements that run on a database (minutes at 10^6 accounts).
         on_database = any(variant[1] in ON_DATABASE for _, _, variant in plan)
@@ -545,7 +545,7 @@ def main() -> None:
                     f"  {result['seconds']:8.1f} s  {result['peak_mb']:7,.0f} MB"
                 )
                 # Written after every measurement: a run cut short keeps what it measured.
-                meta["wall_seconds"] = time.perf_counter() - started
+                meta["wall_seconds"] = watch.elapsed()
                 text = write_results(stamp, meta, results, rows)
                 progress.advance(task)
     finally:

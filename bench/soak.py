@@ -39,6 +39,7 @@ from ledger_engine.audit.oracle import serial_differences
 from ledger_engine.audit.verify import verify_ledger
 from ledger_engine.config import PROJECT_ROOT, Settings
 from ledger_engine.core.records import Event
+from ledger_engine.core.stopwatch import Stopwatch
 from ledger_engine.pipeline.inbox import write_event_files
 from ledger_engine.store.database import open_store
 from ledger_engine.store.embedded import stop_embedded
@@ -216,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--database-url", help="an empty database (default: embedded)")
     parser.add_argument("--spark-master", default="local[2]")
     args = parser.parse_args(argv)
-    started = time.perf_counter()
+    watch = Stopwatch()
     tally = soak(args)
     for finding in tally.findings[:50]:
         console.print(f"[red]{finding}")
@@ -224,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
         f"rounds {tally.rounds}, kills {tally.kills}, finished before the kill "
         f"{tally.finished_before_kill}, stragglers {tally.stragglers}, files {tally.files}, "
         f"events {tally.events}, mismatches {tally.mismatches}, "
-        f"{(time.perf_counter() - started) / 60:.1f} min"
+        f"{watch.elapsed() / 60:.1f} min"
     )
     return 1 if tally.mismatches or tally.findings else 0
 

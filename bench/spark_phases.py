@@ -19,12 +19,15 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from ledger_engine.core.stopwatch import Stopwatch
+
 _TICKS = os.sysconf("SC_CLK_TCK")
 
 
 @dataclass
 class Snapshot:
-    """Cumulative counters at one moment."""
+    """Cumulative counters at one moment (wall and the driver's Python CPU since the profiler
+    started, the JVM's CPU since its own start, the rest per phase)."""
 
     wall: float
     python_cpu: float
@@ -49,6 +52,8 @@ class PhaseProfiler:
         self._seen_stage = -1
         self._seen_jobs: set[int] = set()
         self._stages()  # what ran before is no phase's
+        # Only differences of its readings are reported: where they count from is no matter.
+        self._watch = Stopwatch(time.process_time)
         self._last = self._now()
 
     def _now(self) -> Snapshot:
@@ -56,7 +61,8 @@ class PhaseProfiler:
             # Fields 14 and 15 (utime, stime), after the command name in parentheses.
             parts = stat.read().rsplit(")", 1)[1].split()
         jvm = (int(parts[11]) + int(parts[12])) / _TICKS
-        return Snapshot(time.perf_counter(), time.process_time(), jvm, 0.0, 0.0, 0.0, 0, 0)
+        watch = self._watch
+        return Snapshot(watch.elapsed(), watch.cpu_elapsed(), jvm, 0.0, 0.0, 0.0, 0, 0)
 
     def _stages(self) -> Snapshot:
         """The task time, GC, shuffle and tasks of the stages since the last mark (all of
