@@ -1,26 +1,33 @@
 """The production-like setup (docker-compose.yml and docker/*.Dockerfile) is well formed.
 
-No Docker engine runs here, but `docker compose config -q` checks the file against the Compose
-specification without one; where the Docker CLI has no compose plugin, the YAML is parsed with
-PyYAML instead. Either way the services and their key settings are checked from the YAML.
+The file, as PyYAML loads it, is always validated against the Compose Specification's JSON
+schema, vendored in tests/support/compose-spec.json (its source, commit and license in
+compose-spec.README beside it), with `jsonschema`; where the Docker CLI with the compose plugin
+is installed, `docker compose config -q` checks it too (no Docker engine needs to run for
+that). The services and their key settings are then checked from the YAML.
 """
 
 from __future__ import annotations
 
+import copy
+import json
 import re
 import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 import yaml
+from jsonschema import validators
 
 from ledger_engine.cli import build_parser
 from tests.support.documented import ledger_commands
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 COMPOSE_FILE = REPO_ROOT / "docker-compose.yml"
+COMPOSE_SCHEMA = REPO_ROOT / "tests" / "support" / "compose-spec.json"
 AIRFLOW_DOCKERFILE = "docker/airflow.Dockerfile"
 SPARK_DOCKERFILE = "docker/spark.Dockerfile"
 BASE_IMAGE = "apache/airflow:3.3.2-python3.11"
@@ -60,13 +67,37 @@ def environment(service: dict[str, Any]) -> dict[str, str]:
     return {key: str(value) for key, value in env.items()}
 
 
-def test_compose_file_is_valid(compose: dict[str, Any]) -> None:
+@pytest.fixture(scope="module")
+def compose_validator() -> jsonschema.protocols.Validator:
+    """A validator of the Compose Specification's schema, of the draft its `$schema` names.
+
+    The schema names draft-07 as `https://json-schema.org/draft-07/schema`, which `jsonschema`
+    knows only as `http://json-schema.org/draft-07/schema#`: the name is read with `http` and
+    the trailing `#` before looking the draft up, and a name still unknown fails the test
+    rather than falling back to another draft."""
+    schema = json.loads(COMPOSE_SCHEMA.read_text(encoding="utf-8"))
+    declared = schema["$schema"]
+    known = re.sub(r"^https://", "http://", declared).rstrip("#") + "#"
+    validator = validators.validator_for({"$schema": known}, default=None)
+    assert validator is not None, f"the schema declares a draft jsonschema lacks: {declared}"
+    validator.check_schema(schema)
+    return validator(schema, format_checker=validator.FORMAT_CHECKER)
+
+
+def schema_errors(validator: jsonschema.protocols.Validator, document: Any) -> list[str]:
+    """Each way `document` breaks the schema, as `<JSON path>: <message>`."""
+    return [
+        f"{error.json_path}: {error.message}"
+        for error in sorted(validator.iter_errors(document), key=lambda e: e.json_path)
+    ]
+
+
+def test_compose_file_is_valid(
+    compose: dict[str, Any], compose_validator: jsonschema.protocols.Validator
+) -> None:
+    assert schema_errors(compose_validator, compose) == []
     command = compose_command()
     if command is None:
-        # No compose plugin here: the YAML must at least parse into a Compose file's shape.
-        assert isinstance(compose, dict)
-        assert isinstance(compose.get("services"), dict) and compose["services"]
-        assert all(isinstance(s, dict) for s in compose["services"].values())
         return
     result = subprocess.run(
         [*command, "-f", str(COMPOSE_FILE), "config", "-q"],
@@ -77,6 +108,22 @@ def test_compose_file_is_valid(compose: dict[str, Any]) -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_the_schema_refuses_a_broken_compose_file(
+    compose: dict[str, Any], compose_validator: jsonschema.protocols.Validator
+) -> None:
+    """The validation bites: ports that are not a list, and a top-level key the specification
+    does not define (only `x-` extensions may be added), are each refused."""
+    ports_not_a_list = copy.deepcopy(compose)
+    ports_not_a_list["services"]["postgres"]["ports"] = "not-a-list"
+    errors = schema_errors(compose_validator, ports_not_a_list)
+    assert errors == ["$.services.postgres.ports: 'not-a-list' is not of type 'array'"]
+
+    errors = schema_errors(compose_validator, compose | {"servicez": {}})
+    assert errors == ["$: 'servicez' does not match any of the regexes: '^x-'"]
+
+    assert schema_errors(compose_validator, compose | {"x-notes": {"any": "thing"}}) == []
 
 
 def test_services(compose: dict[str, Any]) -> None:
