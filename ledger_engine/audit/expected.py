@@ -215,33 +215,38 @@ def expected_records(lines: Iterable[Line], ends: Iterable[EventEnd]) -> Expecte
             )
         else:
             kept = LineRecord(*where, APPLIED, *columns, request=request)
-            for seq, change in enumerate(end.changes):
-                expected.changes.append(
-                    ChangeRecord(
-                        line.batch_id,
-                        line.position,
-                        seq,
-                        change.request_id,
-                        change.table,
-                        key_text(change.key),
-                        jsonb_form(change.before),
-                        jsonb_form(change.after),
-                    )
-                )
-            for seq, result in enumerate(end.results):
-                expected.results.append(
-                    ResultRecord(
-                        line.batch_id,
-                        line.position,
-                        seq,
-                        result.stream,
-                        result.request_id,
-                        jsonb_form(result.payload),
-                    )
-                )
+            _applied_records(expected, line, end)
         expected.lines.append(kept)
     assert next(ends, None) is None, "one end per event"
     return expected
+
+
+def _applied_records(expected: Expected, line: Line, end: EventEnd) -> None:
+    """The change-log and result rows an applied event leaves, appended to `expected`."""
+    for seq, change in enumerate(end.changes):
+        expected.changes.append(
+            ChangeRecord(
+                line.batch_id,
+                line.position,
+                seq,
+                change.request_id,
+                change.table,
+                key_text(change.key),
+                jsonb_form(change.before),
+                jsonb_form(change.after),
+            )
+        )
+    for seq, result in enumerate(end.results):
+        expected.results.append(
+            ResultRecord(
+                line.batch_id,
+                line.position,
+                seq,
+                result.stream,
+                result.request_id,
+                jsonb_form(result.payload),
+            )
+        )
 
 
 def _executed(event: Event, status: str) -> tuple[str, str, str] | None:

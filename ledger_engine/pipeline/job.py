@@ -295,61 +295,82 @@ def run_pipeline(
     else:
         store = engine
         apply_declared_schema(store, ledger)
-    faults = faults or FaultSwitch.from_setting(settings.fault)
-    session: SparkSession | None = spark
-    report = PipelineReport()
+    run = _Run(
+        settings,
+        ledger,
+        store,
+        faults or FaultSwitch.from_setting(settings.fault),
+        options or ExecutionOptions(round_cost=settings.round_cost),
+        spark,
+    )
     try:
         with run_lease(
             store, holder, wait_seconds=settings.run_wait_seconds, on_wait=on_wait
         ) as lease:
-            # This ledger's and database's own checkpoint, checked against its batches.
-            checkpoint = stream_checkpoint(settings.checkpoint, store)
-            report.pending_files = len(pending_files(settings.inbox, store))
-            if report.pending_files == 0 and unfinished_batch(checkpoint) is None:
-                return _finished(report, watch)
-            if session is None:
-                with watch.timed("session"):
-                    session = build_session(
-                        settings.spark_master,
-                        driver_host=settings.spark_driver_host,
-                        driver_memory=settings.spark_driver_memory,
-                    )
-                report.session_seconds = watch.seconds["session"]
-            processor = BatchProcessor(
-                session,
-                ledger,
-                store,
-                lease,
-                options or ExecutionOptions(round_cost=settings.round_cost),
-                faults,
-            )
-            failed: list[BatchFailed] = []
-
-            def handle(batch_id: int, frame: DataFrame) -> None:
-                try:
-                    summary = processor.process(batch_id, frame)
-                except Exception as exc:
-                    failed.append(BatchFailed(batch_id, failure_cause(exc)))
-                    raise
-                report.batches.append(summary)
-                if on_batch is not None:
-                    on_batch(summary)
-
-            try:
-                run_available_batches(
-                    session, settings.inbox, checkpoint, settings.files_per_batch, handle
-                )
-            except Exception as exc:
-                if failed:  # Spark wraps the batch's error: say what it was
-                    raise failed[0] from exc
-                raise
+            run.batches(lease, watch, on_batch)
     finally:
         # Close only what this call opened; a caller's session and engine stay theirs.
-        if spark is None and session is not None:
-            session.stop()
+        if spark is None and run.session is not None:
+            run.session.stop()
         if engine is None:
             store.dispose()
-    return _finished(report, watch)
+    return _finished(run.report, watch)
+
+
+@dataclass
+class _Run:
+    """A pipeline run's parts, and what it reports; `session` is the Spark session it runs
+    on (the caller's, or one it starts when there is work)."""
+
+    settings: Settings
+    ledger: StreamingLedger
+    store: Engine
+    faults: FaultSwitch
+    options: ExecutionOptions
+    session: SparkSession | None
+    report: PipelineReport = field(default_factory=lambda: PipelineReport())
+
+    def batches(
+        self, lease: RunLease, watch: Stopwatch, on_batch: Callable[[BatchSummary], None] | None
+    ) -> None:
+        """Under the lease: every micro-batch the inbox and the checkpoint hold."""
+        settings, report = self.settings, self.report
+        # This ledger's and database's own checkpoint, checked against its batches.
+        checkpoint = stream_checkpoint(settings.checkpoint, self.store)
+        report.pending_files = len(pending_files(settings.inbox, self.store))
+        if report.pending_files == 0 and unfinished_batch(checkpoint) is None:
+            return
+        if self.session is None:
+            with watch.timed("session"):
+                self.session = build_session(
+                    settings.spark_master,
+                    driver_host=settings.spark_driver_host,
+                    driver_memory=settings.spark_driver_memory,
+                )
+            report.session_seconds = watch.seconds["session"]
+        processor = BatchProcessor(
+            self.session, self.ledger, self.store, lease, self.options, self.faults
+        )
+        failed: list[BatchFailed] = []
+
+        def handle(batch_id: int, frame: DataFrame) -> None:
+            try:
+                summary = processor.process(batch_id, frame)
+            except Exception as exc:
+                failed.append(BatchFailed(batch_id, failure_cause(exc)))
+                raise
+            report.batches.append(summary)
+            if on_batch is not None:
+                on_batch(summary)
+
+        try:
+            run_available_batches(
+                self.session, settings.inbox, checkpoint, settings.files_per_batch, handle
+            )
+        except Exception as exc:
+            if failed:  # Spark wraps the batch's error: say what it was
+                raise failed[0] from exc
+            raise
 
 
 def _finished(report: PipelineReport, watch: Stopwatch) -> PipelineReport:

@@ -24,11 +24,12 @@ from ledger_engine.cli import EXIT_BUSY
 from ledger_engine.config import PROJECT_ROOT, Settings
 from ledger_engine.errors import Fenced, LeaseLost, LedgerBusy
 from ledger_engine.pipeline.inbox import write_event_files
-from ledger_engine.pipeline.job import run_pipeline
+from ledger_engine.pipeline.job import PipelineReport, run_pipeline
 from ledger_engine.store.commit import StagedBatch, commit_staged
 from ledger_engine.store.database import libpq_url
 from ledger_engine.store.lease import LEDGER_KEY, run_lease
 from ledger_engine.store.locks import RUN_LOCK
+from ledger_engine.store.sql_files import statement
 from ledger_engine.store.staging import Stager
 from tests.support.database import rows
 
@@ -79,19 +80,22 @@ def test_a_run_that_may_wait_starts_once_the_holder_lets_go(
     )
     land(settings.inbox)
     waits: list[float] = []
-    held = threading.Event()
+    held, waited = threading.Event(), threading.Event()
 
-    def hold_for_a_while() -> None:
+    def hold_until_the_second_run_waits() -> None:
         with run_lease(engine, "a short first run"):
             held.set()
-            time.sleep(3)
+            # The barrier: the lease is let go only once the second run found it taken.
+            assert waited.wait(120), "the second run never waited for the lease"
 
-    first = threading.Thread(target=hold_for_a_while)
+    def on_wait(_: object, seconds: float) -> None:
+        waits.append(seconds)
+        waited.set()
+
+    first = threading.Thread(target=hold_until_the_second_run_waits)
     first.start()
-    held.wait(30)
-    report = run_pipeline(
-        settings, spark=spark, engine=engine, on_wait=lambda _, waited: waits.append(waited)
-    )
+    assert held.wait(30), "the first run never took the lease"
+    report = run_pipeline(settings, spark=spark, engine=engine, on_wait=on_wait)
     first.join()
 
     assert waits, "the second run waited"
@@ -99,23 +103,52 @@ def test_a_run_that_may_wait_starts_once_the_holder_lets_go(
     assert serial_differences(engine, LEDGER, settings.inbox) == []
 
 
+def waiting_for_the_lease(engine: Engine) -> int:
+    """How many sessions of this database are waiting for the run lease: a waiting run asks
+    who holds it after each failed try (`lease/current_holder.sql`), which no holder asks."""
+    [(waiting,)] = rows(
+        engine,
+        "SELECT count(*) FROM pg_stat_activity"
+        " WHERE datname = current_database() AND pid <> pg_backend_pid() AND query = :asked",
+        asked=statement("lease/current_holder"),
+    )
+    return waiting
+
+
 def test_two_runs_started_at_once_commit_every_batch_exactly_once(
     database_url: str, engine: Engine, spark, tmp_path: Path
 ) -> None:
-    """A manual `ledger run` and another run (here, in this process) started together."""
+    """A manual `ledger run` and another run (here, in this process) let go at once: a gate
+    holds the lease until both are waiting for it, then they race for it."""
     env = {**pipeline_env(tmp_path, database_url), "LEDGER_RUN_WAIT_SECONDS": "600"}
     settings = Settings.from_env(env)
     land(settings.inbox)
-    manual = subprocess.Popen(
-        [sys.executable, "-m", "ledger_engine.cli", "run"],
-        env={**os.environ, **env},
-        cwd=PROJECT_ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    outcome: dict[str, object] = {}
+
+    def run_here() -> None:
+        outcome["here"] = run_pipeline(settings, spark=spark, engine=engine)
+
+    with run_lease(engine, "the gate"):
+        manual = subprocess.Popen(
+            [sys.executable, "-m", "ledger_engine.cli", "run"],
+            env={**os.environ, **env},
+            cwd=PROJECT_ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        here_thread = threading.Thread(target=run_here)
+        here_thread.start()
+        deadline = time.monotonic() + 300
+        while waiting_for_the_lease(engine) < 2:  # the barrier: both runs wait
+            assert manual.poll() is None, manual.communicate()[0]
+            assert time.monotonic() < deadline, "the two runs never both waited for the lease"
+            time.sleep(0.2)
     try:
-        here = run_pipeline(settings, spark=spark, engine=engine)
+        here_thread.join(600)
+        assert not here_thread.is_alive(), "the run here never ended"
+        here = outcome["here"]
+        assert isinstance(here, PipelineReport), outcome
     finally:
         output = manual.communicate(timeout=600)[0]
 
@@ -123,10 +156,13 @@ def test_two_runs_started_at_once_commit_every_batch_exactly_once(
     committed_here = [b.batch_id for b in here.batches if b.committed]
     assert committed_here in ([], [0, 1]), "one run committed every batch, the other none"
     assert rows(engine, "SELECT count(*) FROM ledger_batches") == [(2,)]
-    assert rows(engine, "SELECT outcome FROM ledger_runs ORDER BY epoch") == [
-        ("finished",),
-        ("finished",),
-    ]
+    assert rows(engine, "SELECT holder, outcome FROM ledger_runs ORDER BY epoch")[0] == (
+        "the gate",
+        "finished",
+    )
+    assert [o for (o,) in rows(engine, "SELECT outcome FROM ledger_runs ORDER BY epoch")] == [
+        "finished"
+    ] * 3
     assert serial_differences(engine, LEDGER, settings.inbox) == []
 
 

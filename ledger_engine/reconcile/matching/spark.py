@@ -451,65 +451,101 @@ def _sided(side: str, nodes: DataFrame) -> DataFrame:
     return nodes.select([F.col(c).alias(f"{side}_{c}") for c in _NODE])
 
 
+@dataclass
+class _PairConditions:
+    """What a pair of nodes must meet: equi-join keys (`on`), cheap filters, the similarity
+    thresholds (filtered last: a Levenshtein distance costs the most), and each compared
+    text's similarity column, by field."""
+
+    on: list[Column]
+    filters: list[Column] = field(default_factory=list)
+    similar: list[Column] = field(default_factory=list)
+    similarities: dict[str, Column] = field(default_factory=dict)
+
+
 def _candidates(rule: Rule | None, s: DataFrame, l: DataFrame) -> DataFrame:  # noqa: E741
     """The pairs of nodes meeting `rule` with their costs; `rule` None gives the amount
     mismatch pairs (equal folded references, different amounts, no similarity compared)."""
     col = F.col
-    on = [col("s_account") == col("l_account")]
-    similarities: dict[str, Column] = {}
-    filters: list[Column] = []
-    similar: list[Column] = []  # filtered last: a Levenshtein distance costs the most
+    met = _PairConditions(on=[col("s_account") == col("l_account")])
     if rule is None:
-        on += [col("s_fref") == col("l_fref"), col("s_amount") != col("l_amount")]
+        met.on += [col("s_fref") == col("l_fref"), col("s_amount") != col("l_amount")]
     else:
-        for name, folded, threshold in (
-            ("reference", "fref", rule.reference_similarity),
-            ("description", "fdesc", rule.description_similarity),
-        ):
-            if threshold is None:
-                continue
-            mine, theirs = col(f"s_{folded}"), col(f"l_{folded}")
-            if threshold == 1.0:
-                # Similarity 1.0 is equality after folding (the formula gives exactly 1.0
-                # then): an equi-join key, with nulls never equal.
-                on.append(mine == theirs)
-                similarities[name] = F.lit(1.0)
-            else:
-                similarities[name] = similarity_column(mine, theirs)
-                similar.append(similarities[name] >= F.lit(threshold))
-        allowed = F.greatest(
-            F.lit(rule.amount.tolerance).cast("bigint"),
-            F.floor(F.lit(rule.amount.relative) * F.abs(col("s_amount"))),
-        )
-        if rule.amount.tolerance == 0 and rule.amount.relative == 0.0:
-            on.append(col("s_amount") == col("l_amount"))
-        else:
-            filters.append(F.abs(col("s_amount") - col("l_amount")) <= allowed)
-        window = rule.window_days
-        if window == 0:
-            on.append(col("s_date") == col("l_date"))
-        elif window is not None and len(similarities) > len(similar):
-            # An equal text is a key few pairs share (a reference, mostly): the window is
-            # only a filter then, cheaper than each statement node joining three buckets.
-            filters.append(F.abs(F.datediff(col("s_date"), col("l_date"))) <= window)
-        elif window is not None:
-            # Dates within `window` days lie in the same bucket of window + 1 days or in
-            # adjacent ones: each statement node joins its bucket and the two beside it, each
-            # ledger node its own, so a pair meets at most once.
-            width = window + 1
-            s = s.withColumn(
-                "s_bucket",
-                F.explode(F.array(*[_bucket(col("s_date"), width) + k for k in (-1, 0, 1)])),
-            )
-            l = l.withColumn("l_bucket", _bucket(col("l_date"), width))  # noqa: E741
-            on.append(col("s_bucket") == col("l_bucket"))
-            filters.append(F.abs(F.datediff(col("s_date"), col("l_date"))) <= window)
-    pairs = s.join(l, on)
-    for condition in [*filters, *similar]:
+        _text_conditions(rule, met)
+        _amount_condition(rule, met)
+        s, l = _window_condition(rule, s, l, met)  # noqa: E741
+    pairs = s.join(l, met.on)
+    for condition in [*met.filters, *met.similar]:
         pairs = pairs.filter(condition)
-    zero = F.lit(0.0)
-    # Only what the choice and a match or break need: the rounds sort these rows again and
-    # again, and the texts are the widest part of a node.
+    return _pair_costs(pairs, met.similarities)
+
+
+def _text_conditions(rule: Rule, met: _PairConditions) -> None:
+    """The rule's reference and description similarities, as keys or thresholds."""
+    for name, folded, threshold in (
+        ("reference", "fref", rule.reference_similarity),
+        ("description", "fdesc", rule.description_similarity),
+    ):
+        if threshold is None:
+            continue
+        mine, theirs = F.col(f"s_{folded}"), F.col(f"l_{folded}")
+        if threshold == 1.0:
+            # Similarity 1.0 is equality after folding (the formula gives exactly 1.0 then):
+            # an equi-join key, with nulls never equal.
+            met.on.append(mine == theirs)
+            met.similarities[name] = F.lit(1.0)
+        else:
+            met.similarities[name] = similarity_column(mine, theirs)
+            met.similar.append(met.similarities[name] >= F.lit(threshold))
+
+
+def _amount_condition(rule: Rule, met: _PairConditions) -> None:
+    """The rule's amount tolerance: a key where it allows no difference, else a filter."""
+    col = F.col
+    if rule.amount.tolerance == 0 and rule.amount.relative == 0.0:
+        met.on.append(col("s_amount") == col("l_amount"))
+        return
+    allowed = F.greatest(
+        F.lit(rule.amount.tolerance).cast("bigint"),
+        F.floor(F.lit(rule.amount.relative) * F.abs(col("s_amount"))),
+    )
+    met.filters.append(F.abs(col("s_amount") - col("l_amount")) <= allowed)
+
+
+def _window_condition(
+    rule: Rule,
+    s: DataFrame,
+    l: DataFrame,  # noqa: E741
+    met: _PairConditions,
+) -> tuple[DataFrame, DataFrame]:
+    """The rule's date window, as a key, a filter or date buckets; the sides, bucketed
+    where the window needs it."""
+    col, window = F.col, rule.window_days
+    if window == 0:
+        met.on.append(col("s_date") == col("l_date"))
+    elif window is not None and len(met.similarities) > len(met.similar):
+        # An equal text is a key few pairs share (a reference, mostly): the window is only a
+        # filter then, cheaper than each statement node joining three buckets.
+        met.filters.append(F.abs(F.datediff(col("s_date"), col("l_date"))) <= window)
+    elif window is not None:
+        # Dates within `window` days lie in the same bucket of window + 1 days or in adjacent
+        # ones: each statement node joins its bucket and the two beside it, each ledger node
+        # its own, so a pair meets at most once.
+        width = window + 1
+        s = s.withColumn(
+            "s_bucket",
+            F.explode(F.array(*[_bucket(col("s_date"), width) + k for k in (-1, 0, 1)])),
+        )
+        l = l.withColumn("l_bucket", _bucket(col("l_date"), width))  # noqa: E741
+        met.on.append(col("s_bucket") == col("l_bucket"))
+        met.filters.append(F.abs(F.datediff(col("s_date"), col("l_date"))) <= window)
+    return s, l
+
+
+def _pair_costs(pairs: DataFrame, similarities: dict[str, Column]) -> DataFrame:
+    """Only what the choice and a match or break need: the rounds sort these rows again and
+    again, and the texts are the widest part of a node."""
+    col, zero = F.col, F.lit(0.0)
     return pairs.select(
         "s_account",
         "s_nid",

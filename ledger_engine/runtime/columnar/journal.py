@@ -347,25 +347,8 @@ def lines_part(batch_id: int, lines: pa.Table, verdicts: Verdicts) -> dict[str, 
             ),
         )
     if rejected.any():
-        rows = np.flatnonzero(rejected)
-        at = pa.array(rejected_at[rows])
-        mine = pa.array(rows)
-        csv["ledger_rejections"] = (
-            len(rows),
-            journal_csv(
-                batch_id,
-                {
-                    **_ended(lines, positions, mine),
-                    "reason": verdicts.reasons.take(at),
-                    "detail": pa.array(
-                        [readable(d) for d in verdicts.details.take(at).to_pylist()], pa.string()
-                    ),
-                    "raw_input": pa.array(
-                        [raw or b"" for raw in lines.column("raw").take(mine).to_pylist()],
-                        pa.binary(),
-                    ),
-                },
-            ),
+        csv["ledger_rejections"] = _rejections_part(
+            batch_id, lines, positions, verdicts, np.flatnonzero(rejected), rejected_at
         )
     if duplicate.any():
         rows = np.flatnonzero(duplicate)
@@ -381,3 +364,34 @@ def lines_part(batch_id: int, lines: pa.Table, verdicts: Verdicts) -> dict[str, 
             ),
         )
     return csv
+
+
+def _rejections_part(
+    batch_id: int,
+    lines: pa.Table,
+    positions: pa.Array,
+    verdicts: Verdicts,
+    rows: np.ndarray,
+    rejected_at: np.ndarray,
+) -> tuple[int, bytes]:
+    """The journal's rejections of a unit's rejected lines `rows`: each with its reason, its
+    detail as stored and the raw bytes the line came as."""
+    at = pa.array(rejected_at[rows])
+    mine = pa.array(rows)
+    return (
+        len(rows),
+        journal_csv(
+            batch_id,
+            {
+                **_ended(lines, positions, mine),
+                "reason": verdicts.reasons.take(at),
+                "detail": pa.array(
+                    [readable(d) for d in verdicts.details.take(at).to_pylist()], pa.string()
+                ),
+                "raw_input": pa.array(
+                    [raw or b"" for raw in lines.column("raw").take(mine).to_pylist()],
+                    pa.binary(),
+                ),
+            },
+        ),
+    )

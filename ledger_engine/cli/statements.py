@@ -1,31 +1,28 @@
 """`ledger statements`: where each source's statements go, what became of them, landing one
 whole, and writing a sample of one; and the statement inboxes that `ledger reconcile` and its
-`--help` name. Part of the `ledger` command (`ledger_engine.cli`), kept apart from its other
-commands."""
+`--help` name."""
 
 from __future__ import annotations
 
 import argparse
 import hashlib
-from collections.abc import Callable
 from dataclasses import fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from rich.console import Console
-
+from ledger_engine.apps import load_ledger
+from ledger_engine.cli.output import say
+from ledger_engine.cli.parsing import Commands, positive
 from ledger_engine.config import Settings
+from ledger_engine.errors import NoSampleStatement, SourcesError
+from ledger_engine.landed_files import land_whole
+from ledger_engine.reconcile.generator import KINDS, DifferencePlan
 
-console = Console()
 LISTED_FILES = 20  # files listed per source, newest first, by default
 STATEMENTS_HELP = """Where each declared source's statement files land, and what became of
 them: the files loaded, rejected (nothing in them could be read) or duplicates, and those
 waiting for the next `ledger reconcile`. `land` lands a file whole for a named source; `sample`
 writes a statement of a source from the committed movements, with differences injected."""
-
-
-def _say(text: str, style: str | None = None) -> None:
-    console.print(text, style=style, markup=False, highlight=False, soft_wrap=True)
 
 
 # -- the inboxes, for `ledger reconcile` and the help -------------------------------------------
@@ -34,7 +31,7 @@ def _say(text: str, style: str | None = None) -> None:
 def inboxes_help() -> str:
     """The statement inboxes of the configured ledger's sources, for a command's `--help`; or,
     where they cannot be read, where they are declared and why not."""
-    from ledger_engine.apps import load_ledger
+    # Imported here: reconciliation's stack (SQLAlchemy, pgserver) slows `ledger --help`.
     from ledger_engine.reconcile.inbox import inbox_folder
     from ledger_engine.reconcile.job import declared_sources, sources_file
 
@@ -64,7 +61,7 @@ def print_inboxes(settings: Settings, sources, loaded: dict[str, int]) -> None:
     for name, source in sources.sources.items():
         files = loaded.get(name, 0)
         news = f"{files} file(s) taken" if files else "nothing new landed"
-        _say(f"{name}: inbox {inbox_folder(settings.statements, source)}/ ({news})")
+        say(f"{name}: inbox {inbox_folder(settings.statements, source)}/ ({news})")
 
 
 # -- ledger statements ------------------------------------------------------------------------
@@ -73,15 +70,13 @@ def print_inboxes(settings: Settings, sources, loaded: dict[str, int]) -> None:
 def cmd_statements(settings: Settings, args: argparse.Namespace) -> int:
     """List each source's inbox folder and the files landed there (default); `land` a file
     for a source; write a `sample` statement of a source."""
-    from ledger_engine.apps import load_ledger
-    from ledger_engine.errors import SourcesError
     from ledger_engine.reconcile.job import declared_sources
 
     ledger = load_ledger(settings.app)
     try:
         sources = declared_sources(settings, ledger)
     except (SourcesError, FileNotFoundError) as wrong:
-        _say(str(wrong))
+        say(str(wrong))
         return 2
     action = getattr(args, "statements_action", None)
     if action is None:
@@ -89,7 +84,7 @@ def cmd_statements(settings: Settings, args: argparse.Namespace) -> int:
     source = sources.sources.get(args.source)
     if source is None:
         declared = ", ".join(map(repr, sources.sources)) or "none"
-        _say(f"no source {args.source!r} is declared; declared: {declared}")
+        say(f"no source {args.source!r} is declared; declared: {declared}")
         return 2
     if action == "land":
         return _land(settings, ledger, source, args.file, args.name)
@@ -106,17 +101,17 @@ def _list(settings: Settings, ledger, sources, limit: int) -> int:
         for name, source in sources.sources.items():
             counts = landing_counts(engine, name)
             waiting = waiting_files(engine, source, settings.statements)
-            _say(f"{name} ({source.format}, table {source.table}):")
-            _say(f"  inbox {inbox_folder(settings.statements, source)}/")
-            _say(
+            say(f"{name} ({source.format}, table {source.table}):")
+            say(f"  inbox {inbox_folder(settings.statements, source)}/")
+            say(
                 f"  files: {counts.loaded} loaded, {counts.rejected} rejected, "
                 f"{counts.duplicate} duplicate, {len(waiting)} waiting for the next run; "
                 f"entries: {counts.entries} loaded, {counts.rejected_entries} rejected"
             )
             for path in waiting:
-                _say(f"  {path.name}: waiting")
+                say(f"  {path.name}: waiting")
             for landing in landings(engine, name, limit):
-                _say(f"  {landing.file_name}: {_outcome(landing)}")
+                say(f"  {landing.file_name}: {_outcome(landing)}")
     finally:
         engine.dispose()
     return 0
@@ -137,29 +132,29 @@ def _land(settings: Settings, ledger, source, file: Path, name: str | None) -> i
     from ledger_engine.store.statements import loaded_as
 
     if not file.is_file():
-        _say(f"no file {file}")
+        say(f"no file {file}")
         return 2
     try:
         landed = land_statement_file(settings.statements, source, file, name)
     except FileExistsError:
         target = inbox_folder(settings.statements, source) / (name or file.name)
-        _say(
+        say(
             f"a file named {target.name} lies in {target.parent}/ already, and is never "
             "replaced (it may not be loaded yet): land this one under another name (--as NAME)"
         )
         return 2
     except ValueError as wrong:
-        _say(str(wrong))
+        say(str(wrong))
         return 2
-    _say(f"landed {file} for source {source.name!r} as {landed}")
+    say(f"landed {file} for source {source.name!r} as {landed}")
     engine = open_store(settings, ledger)
     try:
         first = loaded_as(engine, source.name, hashlib.sha256(landed.read_bytes()).hexdigest())
     finally:
         engine.dispose()
     if first is not None:
-        _say(f"its content was loaded before, as {first}: the next run records it a duplicate")
-    _say(_next_run(settings))
+        say(f"its content was loaded before, as {first}: the next run records it a duplicate")
+    say(_next_run(settings))
     return 0
 
 
@@ -174,8 +169,6 @@ def _next_run(settings: Settings) -> str:
 def _sample(settings: Settings, ledger, source, args: argparse.Namespace) -> int:
     """Write a sample statement of `source` from the committed movements; land it, or write
     it to `--output`."""
-    from ledger_engine.errors import NoSampleStatement
-    from ledger_engine.landed_files import land_whole
     from ledger_engine.reconcile.inbox import land_statement
     from ledger_engine.reconcile.sample import sample_statement
     from ledger_engine.store.database import open_store
@@ -192,7 +185,7 @@ def _sample(settings: Settings, ledger, source, args: argparse.Namespace) -> int
             message_id=f"LEDGER-SMPL-{stamp}",
         )
     except NoSampleStatement as refused:
-        _say(str(refused))
+        say(str(refused))
         return 2
     finally:
         engine.dispose()
@@ -202,9 +195,9 @@ def _sample(settings: Settings, ledger, source, args: argparse.Namespace) -> int
         path = land_statement(settings.statements, source, f"sample-{stamp}.xml", sample.document)
     describe_sample(sample, "wrote")
     if args.output is not None:
-        _say(f"written to {path} (not landed: `ledger statements land {path} --source ...`)")
+        say(f"written to {path} (not landed: `ledger statements land {path} --source ...`)")
     else:
-        _say(f"landed as {path}; {_next_run(settings)}")
+        say(f"landed as {path}; {_next_run(settings)}")
     return 0
 
 
@@ -212,7 +205,7 @@ def describe_sample(sample, done: str) -> None:
     """What a sample statement holds, in one line ("`done` a statement of ..."): the demo's
     too."""
     injected = ", ".join(f"{kind} {n}" for kind, n in sorted(sample.injected.items()) if n)
-    _say(
+    say(
         f"{done} a statement of {sample.entries} entries for {', '.join(sample.accounts)} "
         f"({sample.source}), {sample.first_day} to {sample.last_day} (closing balances as of "
         f"{sample.last_day}), differences injected: {injected or 'none'}"
@@ -222,10 +215,8 @@ def describe_sample(sample, done: str) -> None:
 # -- the parser -------------------------------------------------------------------------------
 
 
-def differences_plan(text: str):
+def differences_plan(text: str) -> DifferencePlan:
     """`--differences`: `none`, or `KIND=N[,KIND=N...]` (the kinds not named: none)."""
-    from ledger_engine.reconcile.generator import KINDS, DifferencePlan
-
     if text.strip().lower() == "none":
         return DifferencePlan.none()
     counts: dict[str, int] = {}
@@ -240,15 +231,13 @@ def differences_plan(text: str):
     return replace(DifferencePlan.none(), **counts)
 
 
-def add_statements_parser(commands, more_help: Callable[[], str], positive) -> None:
-    """`ledger statements [land | sample]` on the `ledger` command's sub-commands."""
-    from ledger_engine.reconcile.generator import DifferencePlan
-
+def add_statements_parser(commands: Commands) -> None:
+    """`ledger statements [land | sample]`, each one's help ending with the sources' inboxes."""
     statements = commands.add_parser(
         "statements",
         help=cmd_statements.__doc__,
         description=STATEMENTS_HELP,
-        more_help=more_help,
+        more_help=inboxes_help,
     )
     statements.add_argument(
         "--limit", type=positive, default=LISTED_FILES, help="files listed per source, newest first"
@@ -258,7 +247,7 @@ def add_statements_parser(commands, more_help: Callable[[], str], positive) -> N
     land = actions.add_parser(
         "land",
         help="land a statement file whole in a source's inbox folder",
-        more_help=more_help,
+        more_help=inboxes_help,
     )
     land.add_argument("file", type=Path, help="the statement file (camt.053 or CSV)")
     land.add_argument("--source", required=True, help='the declared source ("Main bank")')
@@ -266,7 +255,7 @@ def add_statements_parser(commands, more_help: Callable[[], str], positive) -> N
     sample = actions.add_parser(
         "sample",
         help="write a statement of a source from the committed movements, with differences",
-        more_help=more_help,
+        more_help=inboxes_help,
     )
     sample.add_argument("--source", required=True, help='the declared source ("Main bank")')
     sample.add_argument(

@@ -1,0 +1,32 @@
+"""What every `ledger` command prints through: the one rich console (tests narrow it, so
+there must be one), and the small helpers several commands share."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+console = Console()
+
+
+def say(text: str, style: str | None = None) -> None:
+    """Print `text` as it is: no markup, no highlighting, never wrapped (paths stay whole)."""
+    console.print(text, style=style, markup=False, highlight=False, soft_wrap=True)
+
+
+def progress() -> Progress:
+    """A progress bar on the console: description, bar, done of total, time elapsed."""
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+    )
+
+
+def utc(moment: datetime) -> str:
+    """`moment` in UTC, to the second ("2024-05-01 12:00:00 UTC")."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
