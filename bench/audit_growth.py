@@ -40,13 +40,13 @@ from ledger_engine.apps.bank.generator import generate_events
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.audit.expectations import DEFAULT_PROJECT_ROOT
 from ledger_engine.audit.findings import BATCHES
-from ledger_engine.audit.runner import expectations_audit, merkle_audit, run_audits
 from ledger_engine.config import PROJECT_ROOT, Settings
 from ledger_engine.core.stopwatch import Stopwatch
 from ledger_engine.pipeline.inbox import write_event_files
 from ledger_engine.store.database import connect
 from ledger_engine.store.migrations import migrate
 from ledger_engine.store.schema import apply_declared_schema
+from ledger_engine.tasks.audit_runs import expectations_audit, merkle_audit, run_audits
 
 WORK = PROJECT_ROOT / "var" / "bench-audit-growth"
 EVENTS_PER_FILE = 1_000

@@ -86,8 +86,8 @@ def measure(url: str) -> dict[str, Any]:
     from ledger_engine.audit.expectations import run_expectations
     from ledger_engine.audit.findings import AuditReport
     from ledger_engine.audit.replay import replay_checks
-    from ledger_engine.audit.report import write_report
     from ledger_engine.audit.verify import verify_ledger
+    from ledger_engine.report import write_report
 
     ledger = build_ledger()
     engine = connect(url)

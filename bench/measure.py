@@ -336,8 +336,8 @@ def _land(events, inbox: Path, prefix: str) -> None:
 
 
 def _seed(args: argparse.Namespace) -> dict[str, Any]:
-    from ledger_engine.audit.runner import run_audits
     from ledger_engine.pipeline.job import run_pipeline
+    from ledger_engine.tasks.audit_runs import run_audits
 
     settings = _pipeline_settings(args, max(1, args.batch_events // EVENTS_PER_FILE))
     _land(opening_deposits(args.accounts), settings.inbox, "open")
@@ -353,8 +353,8 @@ def _seed(args: argparse.Namespace) -> dict[str, Any]:
 def _pipeline(args: argparse.Namespace) -> dict[str, Any]:
     """The pipeline, with the batch audit after every batch (as a run of one batch each would
     have it), so that the first and the last batch show how commit and audit grow."""
-    from ledger_engine.audit.runner import run_audits
     from ledger_engine.pipeline.job import BatchSummary, run_pipeline
+    from ledger_engine.tasks.audit_runs import run_audits
 
     settings = _pipeline_settings(args, max(1, args.batch_events // EVENTS_PER_FILE))
     events = [t.event() for t in transfers(args.workload, args.size, args.accounts)]

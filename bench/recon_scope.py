@@ -45,9 +45,9 @@ from ledger_engine.reconcile.matching.reference import match
 from ledger_engine.reconcile.rules import AmountCriterion, Rule
 from ledger_engine.reconcile.run import reconcile
 from ledger_engine.reconcile.sources import CsvLayout, Source, Sources
+from ledger_engine.reconcile.storage.runs import Start, scope_in
 from ledger_engine.store.database import connect
 from ledger_engine.store.migrations import migrate
-from ledger_engine.store.reconciliation import Start, scope_in
 from ledger_engine.store.schema import apply_declared_schema
 
 WORK = PROJECT_ROOT / "var" / "bench-recon-scope"

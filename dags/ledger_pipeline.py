@@ -28,7 +28,7 @@ read by `ledger_engine.config.Settings.from_env()` inside each task.
   succeeds it updates the asset `ledger_batches` (its outlet; the event's extra is its summary,
   `batches` the number committed): DAGs that follow what the ledger committed schedule on it.
 - `great_expectations_checkpoint` and `merkle_snapshot_check` run the *batch audit*: the
-  batches committed since the last passing audit (`ledger_engine.audit.runner`), at a cost of
+  batches committed since the last passing audit (`ledger_engine.tasks.audit_runs`), at a cost of
   those batches, not of the ledger. The first runs the batch suite of Great Expectations
   (`ledger_batch_integrity`: each rule of the whole-ledger suite over the batches in scope);
   the second the hash chain over the scope, the Merkle digests (they hash to the newest
@@ -52,7 +52,7 @@ when the batches committed and every audit passed.
 
 The audit tasks, the report task and the settings every ledger DAG shares come from
 `ledger_engine.dags` (the daily full audit is made of the same); task bodies are a few lines
-calling the platform (`ledger_engine.pipeline.dag_tasks`, `ledger_engine.audit.dag_tasks`),
+calling the platform (`ledger_engine.tasks.pipeline_dag`, `ledger_engine.tasks.audit_dag`),
 imported lazily, so parsing this file stays fast: it reads only the settings
 (`ledger_engine.config`) and the watcher's trigger class, never Spark, Great Expectations or a
 database.
@@ -96,7 +96,7 @@ log = logging.getLogger(__name__)
 @task(execution_timeout=timedelta(hours=1), outlets=[BATCHES])
 def run_micro_batches() -> dict[str, Any]:
     """Process every landed event file; each micro-batch commits exactly once."""
-    from ledger_engine.pipeline.dag_tasks import micro_batches_task
+    from ledger_engine.tasks.pipeline_dag import micro_batches_task
 
     context = get_current_context()
     summary = micro_batches_task(context["run_id"], DAG_ID, log)

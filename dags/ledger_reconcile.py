@@ -39,7 +39,7 @@ its runs skip their tasks.
 
 `max_active_runs=1`: two runs of a source must not record at once (the store also takes a
 lock per source and refuses a run whose scope another run recorded meanwhile). Task bodies
-live in `ledger_engine.reconcile.dag_tasks`, imported when a task runs, so parsing this file
+live in `ledger_engine.tasks.reconcile_dag`, imported when a task runs, so parsing this file
 reads only the settings and the trigger's class, never Spark or a database.
 """
 
@@ -87,7 +87,7 @@ def _origin() -> str:
 def reconcile_statements() -> dict[str, Any]:
     """Load the new statements, match each source (or the run's `source`) on Spark, record
     its matches and breaks."""
-    from ledger_engine.reconcile.dag_tasks import reconcile_task
+    from ledger_engine.tasks.reconcile_dag import reconcile_task
 
     return reconcile_task(
         _origin(), log, get_current_context()["params"].get(RECONCILE_SOURCE_PARAM)
@@ -98,8 +98,8 @@ def reconcile_statements() -> dict[str, Any]:
 def write_reconciliation_page(run_ids: list[int]) -> dict[str, Any]:
     """Write the HTML page of the runs just recorded, naming this task of this DAG run; its
     *Reconciliation* link opens the page."""
-    from ledger_engine.audit.report.provenance import Provenance
-    from ledger_engine.reconcile.dag_tasks import page_task
+    from ledger_engine.report.provenance import Provenance
+    from ledger_engine.tasks.reconcile_dag import page_task
 
     ti = get_current_context()["ti"]
     written_by = Provenance.from_airflow(ti.dag_id, ti.run_id, ti.task_id)

@@ -32,7 +32,7 @@ first runs whatever happened before it (trigger rule `all_done`). The audits rea
 write (but for the mark), so a run may overlap a `ledger_pipeline` run: each part checks what
 was committed when it started, and the mark claims only what every part covered. The tasks
 come from `ledger_engine.dags`, as `ledger_pipeline`'s audit does; their bodies import the
-platform lazily (`ledger_engine.audit.dag_tasks`), so parsing this file stays fast.
+platform lazily (`ledger_engine.tasks.audit_dag`), so parsing this file stays fast.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@
 | `LEDGER_ROUND_COST` | `20000` | a round's fixed cost, in transactions (cutting batches) |
 | `LEDGER_APP` | `ledger_engine.apps.bank.ledger:build_ledger` | the ledger's `module:function` |
 | `LEDGER_RUN_WAIT_SECONDS` | `300` | how long a pipeline run waits for another run to end |
-| `LEDGER_FAULT` | unset | tests: die at `point[@batch][:action]` (`pipeline.faults`) |
+| `LEDGER_FAULT` | unset | tests: die at `point[@batch][:action]` (`ledger_engine.faults`) |
 | `LEDGER_DAG_SCHEDULE` | `events` | `ledger_pipeline` on files landing; a cron: cron only; `none` |
 | `LEDGER_REPLAY_SCHEDULE` | `@daily` | `ledger_replay`'s schedule (`none`: manual only) |
 | `LEDGER_RECONCILE_SCHEDULE` | `@daily` | `ledger_reconcile`'s schedule (`none`: statements only) |
@@ -36,7 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ledger_engine.pipeline.faults import FaultPlan
+from ledger_engine.faults import FaultPlan
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 # `ledger_pipeline` runs when event files land (the `ledger_events` asset's watcher), not on a

@@ -6,7 +6,7 @@ and runs on its statement asset and a schedule (`on_asset_and_schedule`).
 
 The DAG processor imports this module whenever it parses a DAG file, so it imports only
 Airflow's SDK and nothing of the platform: every task body imports
-`ledger_engine.audit.dag_tasks` (and through it Spark, Great Expectations, the store) only when
+`ledger_engine.tasks.audit_dag` (and through it Spark, Great Expectations, the store) only when
 the task runs (`tests/dags` checks what parsing loads). A DAG file made of these must still
 say `airflow` somewhere: the DAG processor skips files that do not (both import `chain` from
 `airflow.sdk`).
@@ -142,7 +142,7 @@ def audit_part(part: str, kind: str, timeout: timedelta) -> XComArg:
         doc_md=PART_DOCS[(part, kind)],
     )
     def run_part() -> dict[str, Any]:
-        from ledger_engine.audit.dag_tasks import audit_part_task
+        from ledger_engine.tasks.audit_dag import audit_part_task
 
         return audit_part_task(part, kind, log)
 
@@ -173,8 +173,8 @@ def audit_report(
     )
     def write_audit_report(upstream: dict[str, dict[str, Any] | None]) -> dict[str, Any]:
         # `upstream`: each task before this one -> its output, None when it did not succeed.
-        from ledger_engine.audit.dag_tasks import report_task
-        from ledger_engine.audit.report.provenance import Provenance
+        from ledger_engine.report.provenance import Provenance
+        from ledger_engine.tasks.audit_dag import report_task
 
         ti = get_current_context()["ti"]
         written_by = Provenance.from_airflow(ti.dag_id, ti.run_id, ti.task_id)

@@ -19,7 +19,7 @@ back outside the scope (a key no batch in scope wrote) is the full audit's to fi
 The reconciliation's rules (`expectations.reconciliation_expectations`) are the full audit's
 alone. This suite's scope is batches, and reconciliation is no part of a batch: a pipeline
 run writes none of its tables, and a reconciliation run (its own job, on its own schedule)
-checks what it decides before it commits (`store.reconciliation`), so this suite would prove
+checks what it decides before it commits (`reconcile.storage.runs`), so this suite would prove
 nothing new after a batch; and "the runs since the last audit" are not data it could bound by
 an index (the marks record batches, not runs), while a run changes breaks that earlier runs
 opened. Their independent check over the whole is the daily full audit's.

@@ -79,7 +79,7 @@ if TYPE_CHECKING:  # Great Expectations is imported when a run needs it: it is s
 
 SUITE = "great_expectations"  # `CheckResult.suite` of every result of this module
 # The bank's project, committed in the repository (`expectations/bank/gx`); any ledger's is
-# `<LEDGER_EXPECTATIONS>/<its schema>` (`ledger_engine.audit.runner.expectations_project`).
+# `<LEDGER_EXPECTATIONS>/<its schema>` (`ledger_engine.tasks.audit_runs.expectations_project`).
 DEFAULT_PROJECT_ROOT = PROJECT_ROOT / "expectations" / "bank"
 DATA_DOCS_RESULTS_LIMIT = 100  # validation results listed on the Data Docs index page
 
@@ -287,7 +287,7 @@ def build_expectations(ledger: StreamingLedger) -> list[Expectation]:
 
 # --- The reconciliation's rules ------------------------------------------------------------
 # Over the tables of sql/0019_reconciliation.sql and 0020_recon_resolutions.sql, written apart
-# from `ledger_engine.store.reconciliation` (which checks its own run before it commits): what
+# from `ledger_engine.reconcile.storage.runs` (which checks its own run before it commits): what
 # every run left must hold together, whichever run left it. They read the reconciliation's
 # tables and the evidence whole, so they are the full audit's; the batch suite has none of
 # them (`batch_expectations`' module doc says why).

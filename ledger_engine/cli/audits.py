@@ -15,20 +15,20 @@ from ledger_engine.cli.output import console, progress
 from ledger_engine.cli.parsing import Commands
 from ledger_engine.config import Settings
 from ledger_engine.core.stopwatch import Stopwatch
-from ledger_engine.pipeline.faults import FaultSwitch
+from ledger_engine.faults import FaultSwitch
 
 
 def provenance(command: str):
     """The provenance of the pages `command` writes: it, on this host, by this user."""
     # Imported here: the audit stack (SQLAlchemy, Jinja2, Great Expectations) slows --help.
-    from ledger_engine.audit.report.provenance import Provenance
+    from ledger_engine.report.provenance import Provenance
 
     return Provenance.from_command(command)
 
 
 def batches_added(report):
     """The batches a pipeline run (its `PipelineReport`) committed, for its audit's page."""
-    from ledger_engine.audit.report.provenance import BatchSpan, RunBatches
+    from ledger_engine.report.provenance import BatchSpan, RunBatches
 
     return RunBatches(BatchSpan.covering(b.batch_id for b in report.batches if b.committed))
 
@@ -37,7 +37,7 @@ def run_audit(settings: Settings, written_by, full: bool = False, ledger=None, r
     """The batch audit (the batches since the last passing audit), or the full audit, of
     `ledger` (default: built once, from the settings, for the whole audit); its page says it
     was `written_by` this command, and which batches the pipeline `run` before it added."""
-    from ledger_engine.audit.runner import run_audits
+    from ledger_engine.tasks.audit_runs import run_audits
 
     what = "full audit" if full else "batch audit"
     faults = FaultSwitch.from_setting(settings.fault)
@@ -127,7 +127,7 @@ def _print_checks(checks: list, seconds: float) -> int:
 
 def cmd_report(settings: Settings, args: argparse.Namespace) -> int:
     """Print the path of the newest audit report (with --open, open it in a browser)."""
-    from ledger_engine.audit.report import latest_report
+    from ledger_engine.report import latest_report
 
     page = latest_report(settings.reports)
     if page is None:

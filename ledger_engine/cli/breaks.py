@@ -38,9 +38,9 @@ def _list_breaks(settings: Settings) -> int:
     unit (from its declaration; integers where none is declared), narrow enough for a
     terminal of 80 columns; the write-offs posted and not yet settled under it."""
     # Imported here: the store and the audit's pages (SQLAlchemy, Jinja2) slow `ledger --help`.
-    from ledger_engine.audit.report.formats import plural
+    from ledger_engine.reconcile.storage.runs import list_open_breaks
+    from ledger_engine.report.formats import plural
     from ledger_engine.store.database import open_views
-    from ledger_engine.store.reconciliation import list_open_breaks
 
     engine = open_views(settings)
     try:
@@ -142,7 +142,7 @@ def _resolve_breaks(settings: Settings, args: argparse.Namespace, *, match: bool
 
 
 def _break_history(settings: Settings, break_id: int) -> int:
-    from ledger_engine.store.break_resolutions import break_history
+    from ledger_engine.reconcile.storage.resolutions import break_history
     from ledger_engine.store.database import open_store
 
     engine = open_store(settings)

@@ -62,7 +62,7 @@ def _reconcile(settings: Settings, ledger, sources, *, dry_run: bool, spark=None
 def _reconciliation_page(settings: Settings, ledger, sources, report, written_by) -> None:
     """Write the page of the runs `report` recorded beside the audit pages, saying it was
     `written_by` this command; print its path."""
-    from ledger_engine.audit.report.reconciliation import write_reconciliation_page
+    from ledger_engine.report.reconciliation import write_reconciliation_page
     from ledger_engine.store.database import open_views
 
     run_ids = [part.record.run_id for part in report.sources if part.record is not None]

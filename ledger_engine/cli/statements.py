@@ -15,7 +15,7 @@ from ledger_engine.cli.output import say
 from ledger_engine.cli.parsing import Commands, positive
 from ledger_engine.config import Settings
 from ledger_engine.errors import NoSampleStatement, SourcesError
-from ledger_engine.landed_files import land_whole
+from ledger_engine.landing.files import land_whole
 from ledger_engine.reconcile.generator import KINDS, DifferencePlan
 
 LISTED_FILES = 20  # files listed per source, newest first, by default
@@ -93,8 +93,8 @@ def cmd_statements(settings: Settings, args: argparse.Namespace) -> int:
 
 def _list(settings: Settings, ledger, sources, limit: int) -> int:
     from ledger_engine.reconcile.inbox import inbox_folder, waiting_files
+    from ledger_engine.reconcile.storage.statements import landing_counts, landings
     from ledger_engine.store.database import open_store
-    from ledger_engine.store.statements import landing_counts, landings
 
     engine = open_store(settings, ledger)
     try:
@@ -128,8 +128,8 @@ def _outcome(landing) -> str:
 def _land(settings: Settings, ledger, source, file: Path, name: str | None) -> int:
     """Land a copy of `file` whole in the source's folder, never over a file lying there."""
     from ledger_engine.reconcile.inbox import inbox_folder, land_statement_file
+    from ledger_engine.reconcile.storage.statements import loaded_as
     from ledger_engine.store.database import open_store
-    from ledger_engine.store.statements import loaded_as
 
     if not file.is_file():
         say(f"no file {file}")

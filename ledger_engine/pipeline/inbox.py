@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ledger_engine.core.ingest import event_to_line
 from ledger_engine.core.records import Event
-from ledger_engine.landed_files import land_whole, whole_files
+from ledger_engine.landing.files import land_whole, whole_files
 
 EVENT_FILES = ".jsonl"  # the streaming source's `pathGlobFilter`, `*.jsonl`
 HIDDEN = (".", "_")  # names Hadoop's file listing, and so Spark's file source, skips

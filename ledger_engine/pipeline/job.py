@@ -28,8 +28,7 @@ from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.core.records import APPLIED, DUPLICATE, REJECTED
 from ledger_engine.core.stopwatch import Stopwatch
 from ledger_engine.errors import BatchFailed, CommitRefused
-from ledger_engine.pipeline.checkpoint import stream_checkpoint
-from ledger_engine.pipeline.faults import (
+from ledger_engine.faults import (
     AFTER_COMMIT,
     AFTER_READ,
     AFTER_STAGING,
@@ -38,6 +37,7 @@ from ledger_engine.pipeline.faults import (
     NO_FAULTS,
     FaultSwitch,
 )
+from ledger_engine.pipeline.checkpoint import stream_checkpoint
 from ledger_engine.pipeline.inbox import landed_event_files
 from ledger_engine.runtime.spark.engine import (
     EngineProfile,
@@ -130,7 +130,7 @@ class BatchProcessor:
     """Runs micro-batches of one ledger on one Spark session into one system of record,
     under a run's lease (`ledger_engine.store.lease`): every write checks it still holds.
 
-    `faults` is called at every fault point (`ledger_engine.pipeline.faults`).
+    `faults` is called at every fault point (`ledger_engine.faults`).
     """
 
     def __init__(

@@ -2,7 +2,7 @@
 
 `EventsLanded` is the trigger of the event inbox's `AssetWatcher` (`dags/ledger_pipeline.py`);
 its poll loop, what it remembers and when it fires are the ledger's landing triggers'
-(`ledger_engine.landing`). Every `poll_seconds` it lists the inbox (`LEDGER_INBOX`) as the
+(`ledger_engine.landing.trigger`). Every `poll_seconds` it lists the inbox (`LEDGER_INBOX`) as the
 pipeline's streaming source does (`runtime.spark.streaming`: `*.jsonl`, hidden names `.x` and
 `_x` skipped, so a file written under a hidden name and renamed counts once it is whole) and
 fires once for the files no committed batch took (`ledger_batches.input_files`, the system of
@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ledger_engine.landing import Accounted, LandedFilesTrigger
+from ledger_engine.landing.trigger import Accounted, LandedFilesTrigger
 from ledger_engine.pipeline.inbox import landed_event_files
 
 CLASSPATH = "ledger_engine.pipeline.trigger.EventsLanded"

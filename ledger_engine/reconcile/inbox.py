@@ -4,7 +4,7 @@ Each source has a folder of its own in the inbox, named from its label (`Source.
 A file lands there whole (written under a hidden name, a leading `.`, and renamed, as event
 files are): hidden files are passed over. Files are taken source by source in name order,
 each parsed in its source's format and kept in its own transaction
-(`ledger_engine.store.statements.record_file`), so a run that stops half-way leaves every
+(`reconcile.storage.statements.record_file`), so a run that stops half-way leaves every
 file either kept or untouched, and the next run takes up the rest. A file already landed
 with the same name, size and modification time is passed over without being read.
 """
@@ -17,10 +17,15 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
-from ledger_engine.landed_files import land_whole, whole_files
+from ledger_engine.landing.files import land_whole, whole_files
 from ledger_engine.reconcile.formats import parse_statement
 from ledger_engine.reconcile.sources import Source, Sources
-from ledger_engine.store.statements import FileOutcome, LandedFile, record_file, seen_files
+from ledger_engine.reconcile.storage.statements import (
+    FileOutcome,
+    LandedFile,
+    record_file,
+    seen_files,
+)
 
 
 def load_statements(

@@ -2,7 +2,7 @@
 
 A *manual match* pairs the items of open breaks that no rule could (a payment booked under
 another reference, a fee netted by the bank): one match, made by a person with a note,
-resolves them all (`store.break_resolutions.record_manual_match`).
+resolves them all (`reconcile.storage.resolutions.record_manual_match`).
 
 A *write-off* makes the ledger agree with the statement by an adjusting event through the
 ledger itself (`write_offs` says which amount, and how a later run settles it): the posting is
@@ -22,7 +22,7 @@ from sqlalchemy import Engine
 from ledger_engine.core.records import Event
 from ledger_engine.pipeline.inbox import write_event_files
 from ledger_engine.reconcile.sources import Sources, WriteOffStream
-from ledger_engine.store.break_resolutions import (
+from ledger_engine.reconcile.storage.resolutions import (
     WriteOffPosting,
     record_manual_match,
     record_write_off,

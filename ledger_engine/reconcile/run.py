@@ -1,7 +1,7 @@
 """A reconciliation run: statements loaded, each source's scope matched, the decisions kept.
 
 `reconcile` loads the statement files that have landed (`inbox.load_statements`), then for
-each declared source reads what it must consider (`store.reconciliation.read_scope`: every
+each declared source reads what it must consider (`reconcile.storage.runs.read_scope`: every
 item not yet settled, as the specification in `matching` defines it: the new items, every
 movement since the source's start of an account appearing now, and the items of its open
 breaks), matches them by the source's rules and records the matches and breaks in one
@@ -34,9 +34,9 @@ from ledger_engine.reconcile.matching import (
 from ledger_engine.reconcile.matching.order import break_order
 from ledger_engine.reconcile.rules import Rule
 from ledger_engine.reconcile.sources import Source, Sources
+from ledger_engine.reconcile.storage.runs import RunRecord, Scope, Start, read_scope, record_run
+from ledger_engine.reconcile.storage.statements import FileOutcome
 from ledger_engine.reconcile.write_offs import Settlement, settle_write_offs
-from ledger_engine.store.reconciliation import RunRecord, Scope, Start, read_scope, record_run
-from ledger_engine.store.statements import FileOutcome
 
 Matcher = Callable[[Sequence[StatementItem], Sequence[LedgerItem], Sequence[Rule]], Outcome]
 

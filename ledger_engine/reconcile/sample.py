@@ -25,7 +25,7 @@ from ledger_engine.reconcile.generator import (
 )
 from ledger_engine.reconcile.run import ledger_rows_of, start_of
 from ledger_engine.reconcile.sources import Source, Sources
-from ledger_engine.store.reconciliation import balances_at_batch, first_rows, read_scope
+from ledger_engine.reconcile.storage.runs import balances_at_batch, first_rows, read_scope
 
 SAMPLE_ACCOUNTS = 5  # accounts of a sample, where the source does not name its own
 SAMPLE_FORMAT = "camt053"  # the one format samples are written in

@@ -1,12 +1,12 @@
 """What starts the `ledger_reconcile` DAG when a statement lands: an Airflow event trigger.
 
 `StatementLanded` is the trigger of the statement inbox's `AssetWatcher`
-(`dags/ledger_reconcile.py`); its poll loop, what it remembers and when it fires are the ledger's
-landing triggers' (`ledger_engine.landing`). Every `poll_seconds` it lists the inbox folder of
-each declared source and fires once for the files no reconciliation run has loaded yet, judged
-the way the loader itself judges them (`reconcile.inbox`: hidden names are files still
-landing, and a file is known by its name, size and modification time,
-`store.statements.seen_files`).
+(`dags/ledger_reconcile.py`); its poll loop, what it remembers and when it fires are the
+ledger's landing triggers' (`ledger_engine.landing.trigger`). Every `poll_seconds` it lists the
+inbox folder of each declared source and fires once for the files no reconciliation run has
+loaded yet, judged the way the loader itself judges them (`reconcile.inbox`: hidden names are
+files still landing, and a file is known by its name, size and modification time,
+`reconcile.storage.statements.seen_files`).
 
 The settings, the ledger, its declaration and the store are read inside the triggerer when the
 trigger first looks (the DAG processor imports this module to build the watcher).
@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ledger_engine.landed_files import whole_files
-from ledger_engine.landing import Accounted, LandedFilesTrigger
+from ledger_engine.landing.files import whole_files
+from ledger_engine.landing.trigger import Accounted, LandedFilesTrigger
 
 CLASSPATH = "ledger_engine.reconcile.trigger.StatementLanded"
 
@@ -95,7 +95,7 @@ class _Inbox:
 
 def _loaded(engine: Any, files: set[_Landed]) -> set[_Landed]:
     """The `files` a reconciliation run has loaded already."""
-    from ledger_engine.store.statements import seen_files
+    from ledger_engine.reconcile.storage.statements import seen_files
 
     loaded: set[_Landed] = set()
     for source in sorted({file.source for file in files}):

@@ -1,4 +1,5 @@
-"""The store's SQL statements, kept as files under `sql/` beside this module.
+"""The store's SQL statements, kept as files under `sql/` beside this module (and, read the
+same way, those of another package that keeps its own: `package_statements`).
 
 `sql/<module>/<what it does>.sql` holds one statement of `ledger_engine.store.<module>` (a few
 hold a pair of planner settings that are set and reset together). Values are never formatted
@@ -14,6 +15,7 @@ never reaches psycopg2's parameter substitution.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from importlib.resources import files
 from importlib.resources.abc import Traversable
@@ -29,6 +31,18 @@ STATEMENTS_DIR: Traversable = files(__package__) / "sql"
 def statement(name: str) -> str:
     """The statement of `sql/<name>.sql` (read once), without its heading comments and `;`."""
     return file_statement(STATEMENTS_DIR.joinpath(*f"{name}.sql".split("/")))
+
+
+def package_statements(package: str) -> Callable[[str], str]:
+    """`statement` for the package `package`, whose statements lie in its own `sql/` folder
+    the same way (`reconcile.storage`'s, for one)."""
+    folder = files(package) / "sql"
+
+    @cache
+    def statement_of(name: str) -> str:
+        return file_statement(folder.joinpath(*f"{name}.sql".split("/")))
+
+    return statement_of
 
 
 def file_statement(path: Traversable | Path) -> str:

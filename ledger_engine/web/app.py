@@ -40,8 +40,8 @@ from fastapi.responses import (
 )
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ledger_engine.audit.report.naming import INDEX_NAME
 from ledger_engine.config import Settings
+from ledger_engine.report.naming import INDEX_NAME
 from ledger_engine.web.access import reader
 from ledger_engine.web.pages import HEADERS, mounted, notice
 from ledger_engine.web.served_files import served_file

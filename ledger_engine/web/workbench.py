@@ -25,7 +25,6 @@ from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request, sta
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy import Engine
 
-from ledger_engine.audit.report.formats import plural
 from ledger_engine.config import Settings
 from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.core.money import Unit, money_text
@@ -33,8 +32,7 @@ from ledger_engine.errors import ResolutionRefused, SourcesError
 from ledger_engine.reconcile.matching import reason_words
 from ledger_engine.reconcile.resolve import manual_match, write_off
 from ledger_engine.reconcile.sources import Sources
-from ledger_engine.reconcile.write_offs import adjustment_amount
-from ledger_engine.store.break_queue import (
+from ledger_engine.reconcile.storage.queue import (
     QUEUE_PAGE,
     BreakItems,
     QueuedBreak,
@@ -44,7 +42,9 @@ from ledger_engine.store.break_queue import (
     open_counts,
     open_queue,
 )
-from ledger_engine.store.break_resolutions import break_history
+from ledger_engine.reconcile.storage.resolutions import break_history
+from ledger_engine.reconcile.write_offs import adjustment_amount
+from ledger_engine.report.formats import plural
 from ledger_engine.web.access import may_work, reader, worker
 from ledger_engine.web.forms import FORM_KEY_FIELD, check_form, form_key
 from ledger_engine.web.pages import mounted, page

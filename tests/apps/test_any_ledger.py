@@ -18,7 +18,6 @@ import pytest
 from ledger_engine import Event, run_serial
 from ledger_engine.apps import load_ledger
 from ledger_engine.apps.bank.generator import generate_events
-from ledger_engine.audit.runner import run_audits
 from ledger_engine.audit.verify import verify_ledger
 from ledger_engine.cli import main
 from ledger_engine.config import Settings
@@ -28,6 +27,7 @@ from ledger_engine.core.records import canonical_json
 from ledger_engine.pipeline.inbox import write_event_files
 from ledger_engine.pipeline.job import PipelineReport, run_pipeline
 from ledger_engine.store.database import ledger_schema, open_store
+from ledger_engine.tasks.audit_runs import run_audits
 from tests.support.database import committed_state
 
 TESTS = Path(__file__).parents[1]

@@ -104,7 +104,7 @@ def audited_ledger_url(
     passing batch audit (`ledger audit`: a mark through batch 0), then batch 1, not audited
     yet. The next batch audit's scope is batch 1. Once per test module; tests that change it
     work on copies (`make_database_url(template=audited_ledger_url)`)."""
-    from ledger_engine.audit.runner import run_audits
+    from ledger_engine.tasks.audit_runs import run_audits
 
     batch0, batch1 = bank_batches()
     engine = connect(module_database_url)

@@ -20,9 +20,9 @@ import pytest
 from sqlalchemy import Engine, text
 
 from ledger_engine.audit.findings import BATCHES, FULL, AuditReport, AuditScope
-from ledger_engine.audit.runner import run_audits
 from ledger_engine.cli import main
 from ledger_engine.store.database import connect
+from ledger_engine.tasks.audit_runs import run_audits
 from tests.audit import test_batch_expectations as batch_suite
 from tests.audit.conftest import audit_settings
 from tests.support.bank import deposit, transfer

@@ -22,11 +22,6 @@ import pytest
 from sqlalchemy import Engine, text
 
 from ledger_engine.audit.findings import AuditReport, CheckResult
-from ledger_engine.audit.report import render_index, write_report
-from ledger_engine.audit.report.formats import amount_text
-from ledger_engine.audit.report.provenance import Provenance
-from ledger_engine.audit.report.reconciliation import write_reconciliation_page
-from ledger_engine.audit.report.reconciliation_queries import UnknownRuns
 from ledger_engine.config import PROJECT_ROOT
 from ledger_engine.core.money import Unit
 from ledger_engine.reconcile.inbox import land_statement
@@ -35,6 +30,11 @@ from ledger_engine.reconcile.resolve import write_off
 from ledger_engine.reconcile.rules import AmountCriterion, Rule
 from ledger_engine.reconcile.run import reconcile
 from ledger_engine.reconcile.sources import Source, Sources, WriteOffStream
+from ledger_engine.report import render_index, write_report
+from ledger_engine.report.formats import amount_text
+from ledger_engine.report.provenance import Provenance
+from ledger_engine.report.reconciliation import write_reconciliation_page
+from ledger_engine.report.reconciliation_queries import UnknownRuns
 from ledger_engine.store.database import connect
 from tests.support.bank import deposit
 from tests.support.browser import charts_drawn, png_facts, render

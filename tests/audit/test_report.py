@@ -19,10 +19,10 @@ from sqlalchemy import Engine, text
 
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.audit.findings import AuditReport, CheckResult
-from ledger_engine.audit.report import latest_report, write_report
 from ledger_engine.config import PROJECT_ROOT
 from ledger_engine.core.records import Event
 from ledger_engine.pipeline.job import BatchProcessor, files_frame
+from ledger_engine.report import latest_report, write_report
 from ledger_engine.store.commit import batch_row_hash
 from ledger_engine.store.database import connect
 from ledger_engine.store.lease import run_lease

@@ -26,15 +26,15 @@ import pytest
 from sqlalchemy import Engine
 
 from ledger_engine.audit.findings import BATCHES, FULL, AuditReport, AuditScope, CheckResult
-from ledger_engine.audit.report import render_index, write_reconciliation_page, write_report
-from ledger_engine.audit.report.links import row_id
-from ledger_engine.audit.report.naming import INDEX_NAME
-from ledger_engine.audit.report.provenance import COMMAND, BatchSpan, Provenance, RunBatches
 from ledger_engine.cli import main
 from ledger_engine.config import PROJECT_ROOT
 from ledger_engine.reconcile.matching.reference import match
 from ledger_engine.reconcile.run import reconcile
 from ledger_engine.reconcile.sources import Sources
+from ledger_engine.report import render_index, write_reconciliation_page, write_report
+from ledger_engine.report.links import row_id
+from ledger_engine.report.naming import INDEX_NAME
+from ledger_engine.report.provenance import COMMAND, BatchSpan, Provenance, RunBatches
 from ledger_engine.store.database import connect
 from tests.audit.conftest import commit_bank_workload
 from tests.support.bank import deposit

@@ -22,7 +22,8 @@ from typing import Any
 import pytest
 
 from ledger_engine.audit.findings import BATCHES, FULL, AuditReport, AuditScope, CheckResult
-from ledger_engine.audit.report import (
+from ledger_engine.core.money import Unit
+from ledger_engine.report import (
     INDEX_NAME,
     MAX_FINDINGS,
     BatchRow,
@@ -32,8 +33,7 @@ from ledger_engine.audit.report import (
     render_index,
     render_page,
 )
-from ledger_engine.audit.report.queries import TableTotal
-from ledger_engine.core.money import Unit
+from ledger_engine.report.queries import TableTotal
 from tests.support.html_page import Page
 
 WRITTEN = datetime(2024, 5, 6, 7, 8, 9, 123456, tzinfo=UTC)
@@ -137,7 +137,7 @@ def policy(page: Page) -> str:
 
 
 def static_file(name: str) -> str:
-    return files("ledger_engine.audit.report").joinpath("static", name).read_text("utf-8")
+    return files("ledger_engine.report").joinpath("static", name).read_text("utf-8")
 
 
 def verdict(page: Page) -> str:

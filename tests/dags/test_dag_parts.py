@@ -63,9 +63,9 @@ PLATFORM = (
     "ledger_engine.reconcile.run",
     "ledger_engine.reconcile.inbox",
     "ledger_engine.reconcile.matching",
-    "ledger_engine.reconcile.dag_tasks",
+    "ledger_engine.tasks.reconcile_dag",
     "ledger_engine.pipeline.job",
-    "ledger_engine.pipeline.dag_tasks",
+    "ledger_engine.tasks.pipeline_dag",
 )
 PARSE_ONE = """
 import json, runpy, sys

@@ -27,11 +27,9 @@ from sqlalchemy import Engine, text
 from ledger_engine.apps.bank.generator import generate_events
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.audit.oracle import serial_differences
-from ledger_engine.audit.runner import run_audits, snapshot_checks
 from ledger_engine.config import Settings
 from ledger_engine.core.records import Event
-from ledger_engine.pipeline.checkpoint import stream_checkpoint
-from ledger_engine.pipeline.faults import (
+from ledger_engine.faults import (
     AFTER_COMMIT,
     AFTER_READ,
     AFTER_STAGING,
@@ -41,9 +39,11 @@ from ledger_engine.pipeline.faults import (
     FAULT_EXIT_CODE,
     FAULT_POINTS,
 )
+from ledger_engine.pipeline.checkpoint import stream_checkpoint
 from ledger_engine.pipeline.inbox import write_event_files
 from ledger_engine.pipeline.job import run_pipeline
 from ledger_engine.store.database import connect
+from ledger_engine.tasks.audit_runs import run_audits, snapshot_checks
 from tests.support.database import rows
 
 CRASHED_BATCH = 1  # of batches 0, 1, 2: one batch is committed before the crash, one after

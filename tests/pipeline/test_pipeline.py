@@ -12,7 +12,6 @@ import pytest
 
 from ledger_engine.apps.bank.generator import generate_events
 from ledger_engine.apps.bank.ledger import build_ledger
-from ledger_engine.audit.runner import snapshot_checks
 from ledger_engine.config import Settings
 from ledger_engine.core.ingest import ingest_files
 from ledger_engine.pipeline.checkpoint import stream_checkpoint
@@ -21,6 +20,7 @@ from ledger_engine.pipeline.job import run_pipeline
 from ledger_engine.runtime.serial import run_serial
 from ledger_engine.store.database import connect, open_store
 from ledger_engine.store.embedded import stop_embedded
+from ledger_engine.tasks.audit_runs import snapshot_checks
 from tests.support.database import rows
 
 EVENTS = 3_000

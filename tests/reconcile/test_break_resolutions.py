@@ -25,7 +25,7 @@ from ledger_engine.reconcile.resolve import manual_match, write_off
 from ledger_engine.reconcile.rules import AmountCriterion, Rule
 from ledger_engine.reconcile.run import reconcile
 from ledger_engine.reconcile.sources import Sources, WriteOffStream
-from ledger_engine.store.break_resolutions import break_history
+from ledger_engine.reconcile.storage.resolutions import break_history
 from tests.support.bank import deposit, transfer
 from tests.support.database import rows
 from tests.support.events import event_file

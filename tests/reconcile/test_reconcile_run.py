@@ -19,7 +19,7 @@ from ledger_engine.reconcile.matching.reference import match
 from ledger_engine.reconcile.rules import AmountCriterion, Rule
 from ledger_engine.reconcile.run import reconcile
 from ledger_engine.reconcile.sources import Sources
-from ledger_engine.store import reconciliation
+from ledger_engine.reconcile.storage import runs as reconciliation
 from tests.support.bank import deposit
 from tests.support.database import rows
 from tests.support.events import event_file

@@ -22,9 +22,9 @@ from ledger_engine.reconcile.matching.reference import match
 from ledger_engine.reconcile.matching.spark import spark_matcher
 from ledger_engine.reconcile.run import reconcile
 from ledger_engine.reconcile.sources import Sources
+from ledger_engine.reconcile.storage.runs import Start, scope_in
 from ledger_engine.store.database import ledger_url
 from ledger_engine.store.migrations import migrate, migrations
-from ledger_engine.store.reconciliation import Start, scope_in
 from ledger_engine.store.schema import apply_declared_schema
 from tests.support.bank import deposit
 from tests.support.database import empty_ledger, rows, table_reads

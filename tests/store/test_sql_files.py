@@ -1,21 +1,29 @@
 """The store's SQL lives in `ledger_engine/store/sql/`, one statement per file, and nowhere
-else in its Python: these checks read the files and the modules' source, no database."""
+else in its Python; so does reconciliation storage's, in `ledger_engine/reconcile/storage/sql/`
+(read by the same loader): these checks read the files and the modules' source, no
+database."""
 
 from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+import ledger_engine.reconcile.storage
 import ledger_engine.store
+from ledger_engine.reconcile.storage.sql_files import statement as storage_statement
 from ledger_engine.store.lease import LEDGER_KEY
 from ledger_engine.store.sql_files import STATEMENTS_DIR, statement
 
 STORE = Path(ledger_engine.store.__file__).parent
-FILES = sorted(Path(str(STATEMENTS_DIR)).glob("*/*.sql"))
-NAMES = [f"{path.parent.name}/{path.stem}" for path in FILES]
+STORAGE = Path(ledger_engine.reconcile.storage.__file__).parent
+# Each package that keeps its statements as files: its folder, and how it reads them.
+PACKAGES: dict[Path, Callable[[str], str]] = {STORE: statement, STORAGE: storage_statement}
+FILES = [path for package in PACKAGES for path in sorted((package / "sql").glob("*/*.sql"))]
+NAMES = [(path.parents[2], f"{path.parent.name}/{path.stem}") for path in FILES]
 # A string constant that starts like an SQL statement.
 _SQL_START = re.compile(
     r"\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|GRANT|REVOKE|LOCK|SET|RESET|TRUNCATE"
@@ -23,33 +31,35 @@ _SQL_START = re.compile(
 )
 
 
-def test_the_files_sit_one_folder_deep_by_module() -> None:
+@pytest.mark.parametrize("package", list(PACKAGES), ids=lambda p: p.name)
+def test_the_files_sit_one_folder_deep_by_module(package: Path) -> None:
     # One folder per module that runs them: the glob that ships them (`sql/*/*.sql`) and
     # this test's both rely on it.
-    everything = sorted(Path(str(STATEMENTS_DIR)).rglob("*.sql"))
-    assert everything == FILES
-    assert len(FILES) > 50
-    modules = {path.stem for path in STORE.glob("*.py")}
-    assert {path.parent.name for path in FILES} <= modules
+    everything = sorted((package / "sql").rglob("*.sql"))
+    assert everything == [path for path in FILES if path.parents[2] == package]
+    assert everything
+    modules = {path.stem for path in package.glob("*.py")}
+    assert {path.parent.name for path in everything} <= modules
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_each_file_is_a_statement_its_module_runs(name: str) -> None:
-    text = statement(name)
+@pytest.mark.parametrize(("package", "name"), NAMES, ids=[n for _, n in NAMES])
+def test_each_file_is_a_statement_its_module_runs(package: Path, name: str) -> None:
+    text = PACKAGES[package](name)
     assert text == text.strip() and not text.endswith(";")
     # Comments head the file and are left out: none reaches psycopg2 (whose parameter
     # substitution would take a `%` in one) or a generated migration's recorded text.
     assert "--" not in text
     folder, stem = name.split("/")
-    assert (
-        f'"{name}"' in (STORE / f"{folder}.py").read_text()
-        or f'"{stem}"' in (STORE / f"{folder}.py").read_text()
-    ), f"{name}.sql is not run by ledger_engine/store/{folder}.py"
+    runner = (package / f"{folder}.py").read_text()
+    assert f'"{name}"' in runner or f'"{stem}"' in runner, (
+        f"{name}.sql is not run by {package.name}/{folder}.py"
+    )
 
 
-def test_no_store_module_keeps_a_statement_in_python() -> None:
+@pytest.mark.parametrize("package", list(PACKAGES), ids=lambda p: p.name)
+def test_no_module_keeps_a_statement_in_python(package: Path) -> None:
     found = []
-    for path in sorted(STORE.glob("*.py")):
+    for path in sorted(package.glob("*.py")):
         tree = ast.parse(path.read_text(), str(path))
         docstrings = {id(doc) for doc in map(_docstring, ast.walk(tree)) if doc is not None}
         for node in ast.walk(tree):

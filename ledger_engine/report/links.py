@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from ledger_engine.audit.findings import BATCHES, AuditScope
-from ledger_engine.audit.report.naming import INDEX_NAME
-from ledger_engine.audit.report.provenance import BatchSpan
+from ledger_engine.report.naming import INDEX_NAME
+from ledger_engine.report.provenance import BatchSpan
 
 # (page, its summary or None), newest first: a folder's pages of one kind as `store` reads them.
 Summaries = Sequence[tuple[Path, Mapping[str, Any] | None]]

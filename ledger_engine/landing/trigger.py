@@ -13,7 +13,7 @@ differ only in what a landed file is and how a run records that it took one; the
 - `Accounted` remembers what it has fired for, so that a file waiting for its run fires once,
   not at every poll (after a restart of the triggerer a file still waiting fires once more:
   its run finds nothing new and changes nothing);
-- what lies whole in a folder is `ledger_engine.landed_files.whole_files`'s to list.
+- what lies whole in a folder is `ledger_engine.landing.files.whole_files`'s to list.
 
 The DAG processor imports the triggers to build the watchers, so this module imports only
 Airflow's trigger base: what a trigger needs of the platform (settings, ledger, database) it

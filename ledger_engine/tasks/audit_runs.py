@@ -28,15 +28,15 @@ from sqlalchemy import Engine
 
 from ledger_engine.apps import load_ledger
 from ledger_engine.audit.findings import BATCHES, FULL, AuditReport, AuditScope, CheckResult
-from ledger_engine.audit.report import write_report
-from ledger_engine.audit.report.provenance import Provenance, RunBatches
 from ledger_engine.audit.scope import Mark, narrowest, read_scope, record_mark
 from ledger_engine.audit.verify import verify_ledger
 from ledger_engine.config import Settings
 from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.core.stopwatch import Stopwatch
 from ledger_engine.errors import AuditFailed
-from ledger_engine.pipeline.faults import DURING_AUDITS, NO_FAULTS, FaultSwitch
+from ledger_engine.faults import DURING_AUDITS, NO_FAULTS, FaultSwitch
+from ledger_engine.report import write_report
+from ledger_engine.report.provenance import Provenance, RunBatches
 from ledger_engine.store.database import ledger_schema, open_store
 
 # What one part of an audit covered, and its checks.

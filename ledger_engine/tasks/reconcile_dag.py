@@ -6,7 +6,7 @@ holds the flow and a line per task, the work is here.
   and returns the run's summary for XCom: per source its items, matches, breaks by reason and
   the run recorded.
 - `page_task` writes the HTML page of the runs it recorded
-  (`audit.report.reconciliation.write_reconciliation_page`).
+  (`report.reconciliation.write_reconciliation_page`).
 
 Open breaks are the business state reconciliation exists to show, not a failure of the run:
 a task fails only when reconciliation itself fails (a mistake in the declaration, a statement
@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from ledger_engine.apps import load_ledger
-from ledger_engine.audit.report.provenance import Provenance
 from ledger_engine.config import Settings
 from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.core.money import money_text
@@ -31,6 +30,7 @@ from ledger_engine.reconcile.job import declared_sources, run_reconciliation
 from ledger_engine.reconcile.matching import reason_words
 from ledger_engine.reconcile.run import ReconcileReport
 from ledger_engine.reconcile.sources import Sources
+from ledger_engine.report.provenance import Provenance
 
 
 def reconcile_task(who: str, log: logging.Logger, only: str | None = None) -> dict[str, Any]:
@@ -62,8 +62,8 @@ def breaks_changed(
 ) -> list[str]:
     """A line for each break the run opened or closed: its id, reason, account and amount as
     money in its source's unit (read back by id: a run opens and closes few)."""
+    from ledger_engine.reconcile.storage.runs import described_breaks
     from ledger_engine.store.database import open_views
-    from ledger_engine.store.reconciliation import described_breaks
 
     changed = {
         break_id: verb
@@ -137,7 +137,7 @@ def page_task(
     `written_by`, which the page names) under the reports folder; return its path.
     `publish_page`, if given, is called with the page's path once it is written (the DAG's
     link to the page, `ledger_engine.dags.publish_page`)."""
-    from ledger_engine.audit.report.reconciliation import write_reconciliation_page
+    from ledger_engine.report.reconciliation import write_reconciliation_page
     from ledger_engine.store.database import open_views
 
     settings = Settings.from_env()

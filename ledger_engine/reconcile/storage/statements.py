@@ -19,8 +19,8 @@ from psycopg2.extras import execute_values
 from sqlalchemy import Engine
 
 from ledger_engine.reconcile.entries import ParsedStatement
+from ledger_engine.reconcile.storage.sql_files import statement
 from ledger_engine.store.locks import STATEMENTS_LOCK
-from ledger_engine.store.sql_files import statement
 
 LOADED, DUPLICATE, SEEN = "loaded", "duplicate", "seen"
 _PAGE = 1_000  # rows per INSERT statement

@@ -24,9 +24,9 @@ from typing import Any
 from sqlalchemy import Engine
 
 from ledger_engine.audit.findings import AuditReport
-from ledger_engine.audit.report.context import BatchesView, batches_summary, batches_view
-from ledger_engine.audit.report.links import linked, reconciliation_span, scope_span
-from ledger_engine.audit.report.naming import (
+from ledger_engine.report.context import BatchesView, batches_summary, batches_view
+from ledger_engine.report.links import linked, reconciliation_span, scope_span
+from ledger_engine.report.naming import (
     INDEX_NAME,
     PAGE_GLOB,
     PAGE_PREFIX,
@@ -34,15 +34,15 @@ from ledger_engine.audit.report.naming import (
     page_name,
     summary_path,
 )
-from ledger_engine.audit.report.provenance import Provenance, RunBatches
-from ledger_engine.audit.report.queries import (
+from ledger_engine.report.provenance import Provenance, RunBatches
+from ledger_engine.report.queries import (
     CHART_POINTS,
     TABLE_BATCHES,
     LedgerView,
     read_ledger,
     read_span,
 )
-from ledger_engine.audit.report.render import render_index, render_page
+from ledger_engine.report.render import render_index, render_page
 
 
 def write_report(

@@ -55,8 +55,8 @@ The package, one idea a module:
 """
 
 from ledger_engine.audit.findings import MAX_FINDINGS
-from ledger_engine.audit.report.naming import INDEX_NAME, PAGE_PREFIX
-from ledger_engine.audit.report.queries import (
+from ledger_engine.report.naming import INDEX_NAME, PAGE_PREFIX
+from ledger_engine.report.queries import (
     CHART_POINTS,
     TABLE_BATCHES,
     BatchRow,
@@ -65,9 +65,9 @@ from ledger_engine.audit.report.queries import (
     Totals,
     read_ledger,
 )
-from ledger_engine.audit.report.reconciliation import write_reconciliation_page
-from ledger_engine.audit.report.render import render_index, render_page
-from ledger_engine.audit.report.store import latest_report, write_report
+from ledger_engine.report.reconciliation import write_reconciliation_page
+from ledger_engine.report.render import render_index, render_page
+from ledger_engine.report.store import latest_report, write_report
 
 __all__ = [
     "CHART_POINTS",

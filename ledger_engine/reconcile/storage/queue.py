@@ -14,7 +14,7 @@ from datetime import date, datetime
 from psycopg2.extras import NamedTupleCursor
 from sqlalchemy import Engine
 
-from ledger_engine.store.sql_files import statement
+from ledger_engine.reconcile.storage.sql_files import statement
 
 QUEUE_PAGE = 200  # open breaks shown at once; the filters narrow a longer queue
 CANDIDATES = 50  # open breaks of the same account offered to match with one
@@ -105,20 +105,20 @@ def open_queue(engine: Engine, wanted: QueueFilter, limit: int = QUEUE_PAGE) -> 
         "min_age_days": wanted.min_age_days,
         "limit": limit,
     }
-    rows = _rows(engine, "break_queue/open_breaks", params)
+    rows = _rows(engine, "queue/open_breaks", params)
     breaks = tuple(QueuedBreak(*row[:-1]) for row in rows)
     return Queue(breaks, rows[0].passing if rows else 0)
 
 
 def open_counts(engine: Engine) -> dict[tuple[str, str], int]:
     """How many breaks are open, by (source, reason)."""
-    rows = _rows(engine, "break_queue/open_facets", {})
+    rows = _rows(engine, "queue/open_facets", {})
     return {(row.source, row.reason): row.open_breaks for row in rows}
 
 
 def break_items(engine: Engine, break_id: int) -> BreakItems | None:
     """The break `break_id` with its items, or None if there is no such break."""
-    rows = _rows(engine, "break_queue/break", {"break_id": break_id})
+    rows = _rows(engine, "queue/break", {"break_id": break_id})
     assert len(rows) <= 1, rows  # by the primary key
     return BreakItems(*rows[0]) if rows else None
 
@@ -132,7 +132,7 @@ def match_candidates(engine: Engine, item: BreakItems) -> tuple[QueuedBreak, ...
         "break_id": item.break_id,
         "limit": CANDIDATES,
     }
-    rows = _rows(engine, "break_queue/match_candidates", params)
+    rows = _rows(engine, "queue/match_candidates", params)
     return tuple(QueuedBreak(*row) for row in rows)
 
 

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ledger_engine.audit.report.queries import ThroughputPoint
 from ledger_engine.core.money import Unit, money_text
+from ledger_engine.report.queries import ThroughputPoint
 
 MISSING = "—"  # a number not known (a summary that lacks it, a rate with no time measured)
 

@@ -15,25 +15,6 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from ledger_engine.audit.report.context import (
-    UNLINKED_NO_BATCH,
-    LinkList,
-    PageOrigin,
-    link_list,
-    page_origin,
-    written_by_text,
-)
-from ledger_engine.audit.report.formats import MISSING, share_text, utc_time
-from ledger_engine.audit.report.links import row_id
-from ledger_engine.audit.report.naming import PAGE_PREFIX, RECONCILIATION_PREFIX, page_created
-from ledger_engine.audit.report.provenance import BatchSpan, Provenance
-from ledger_engine.audit.report.reconciliation_queries import (
-    AGE_EDGES,
-    DriftRow,
-    OpenBreak,
-    ReconciliationView,
-    RunRow,
-)
 from ledger_engine.core.money import Unit
 from ledger_engine.reconcile.matching import (
     AMOUNT_MISMATCH,
@@ -41,6 +22,25 @@ from ledger_engine.reconcile.matching import (
     MISSING_IN_LEDGER,
     MISSING_IN_STATEMENT,
     reason_words,
+)
+from ledger_engine.report.context import (
+    UNLINKED_NO_BATCH,
+    LinkList,
+    PageOrigin,
+    link_list,
+    page_origin,
+    written_by_text,
+)
+from ledger_engine.report.formats import MISSING, share_text, utc_time
+from ledger_engine.report.links import row_id
+from ledger_engine.report.naming import PAGE_PREFIX, RECONCILIATION_PREFIX, page_created
+from ledger_engine.report.provenance import BatchSpan, Provenance
+from ledger_engine.report.reconciliation_queries import (
+    AGE_EDGES,
+    DriftRow,
+    OpenBreak,
+    ReconciliationView,
+    RunRow,
 )
 
 # The reasons a break may have (sql/0019's CHECK), in the order a page lists them; a reason

@@ -3,7 +3,7 @@ every run; `dags/ledger_replay.py`: the daily full audit), kept here so that the
 thin and parse without importing the platform. Airflow is imported only when a task runs.
 
 An audit runs as one task per part (`merkle`, `great_expectations`, `replay`; see
-`ledger_engine.audit.runner`) and a report task:
+`ledger_engine.tasks.audit_runs`) and a report task:
 
 - a part's task runs its part, logs its checks, publishes every check and the scope it covered
   (XCom keys `audit_checks` and `audit_scope`) and fails, listing the failed checks, if one
@@ -27,9 +27,12 @@ from sqlalchemy import Engine
 
 from ledger_engine.apps import load_ledger
 from ledger_engine.audit.findings import AuditScope, CheckResult
-from ledger_engine.audit.report.formats import plural
-from ledger_engine.audit.report.provenance import Provenance, RunBatches
-from ledger_engine.audit.runner import (
+from ledger_engine.config import Settings
+from ledger_engine.core.declarations import StreamingLedger
+from ledger_engine.report.formats import plural
+from ledger_engine.report.provenance import Provenance, RunBatches
+from ledger_engine.store.database import open_store
+from ledger_engine.tasks.audit_runs import (
     AuditPart,
     conclude,
     expectations_audit,
@@ -37,9 +40,6 @@ from ledger_engine.audit.runner import (
     raise_on_failure,
     replay_audit,
 )
-from ledger_engine.config import Settings
-from ledger_engine.core.declarations import StreamingLedger
-from ledger_engine.store.database import open_store
 
 # The XCom keys under which each audit task publishes all its checks (with every finding and
 # link) and its scope, before it fails or succeeds: the report task uses them instead of

@@ -16,16 +16,16 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ledger_engine.audit.findings import FULL, MAX_FINDINGS, AuditReport, AuditScope, CheckResult
-from ledger_engine.audit.report.formats import MISSING, utc_time
-from ledger_engine.audit.report.links import LINKS_SHOWN, index_anchor, row_id, scope_span
-from ledger_engine.audit.report.naming import (
+from ledger_engine.report.formats import MISSING, utc_time
+from ledger_engine.report.links import LINKS_SHOWN, index_anchor, row_id, scope_span
+from ledger_engine.report.naming import (
     PAGE_PREFIX,
     RECONCILIATION_PREFIX,
     page_created,
     page_name,
 )
-from ledger_engine.audit.report.provenance import BatchSpan, Provenance, RunBatches
-from ledger_engine.audit.report.queries import BatchRow, LedgerView, Totals
+from ledger_engine.report.provenance import BatchSpan, Provenance, RunBatches
+from ledger_engine.report.queries import BatchRow, LedgerView, Totals
 
 TILE_FAILURES = 5  # failed checks named on a suite's status tile; the rest are counted
 

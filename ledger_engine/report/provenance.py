@@ -172,7 +172,7 @@ class RunBatches:
 
     @classmethod
     def from_summary(cls, summary: Mapping[str, Any] | None) -> RunBatches | None:
-        """From the micro-batch task's summary (`pipeline.dag_tasks.run_summary`); None when
+        """From the micro-batch task's summary (`tasks.pipeline_dag.run_summary`); None when
         there is none (the task failed: what it committed is not known)."""
         if summary is None:
             return None

@@ -27,9 +27,9 @@ from sqlalchemy import Engine
 
 from ledger_engine.reconcile.matching import Break, LedgerItem, Outcome, StatementItem
 from ledger_engine.reconcile.rules import Rule
+from ledger_engine.reconcile.storage.sql_files import statement
 from ledger_engine.reconcile.write_offs import PendingWriteOff, Settlement
 from ledger_engine.store.locks import RECONCILE_LOCK
-from ledger_engine.store.sql_files import statement
 
 _PAGE = 1_000
 
@@ -122,12 +122,12 @@ def scope_in(
     """`read_scope` on a psycopg2 `cursor` (in its transaction)."""
     declared = None if fixed_accounts is None else tuple(sorted(set(fixed_accounts)))
     last = _last_run(cursor, source)
-    cursor.execute(statement("reconciliation/horizon"), (source,))
+    cursor.execute(statement("runs/horizon"), (source,))
     through_batch, through_file = cursor.fetchone()
     # A changed start (or none recorded) reads every account again from the start.
     restart = last.start != start
     cursor.execute(
-        statement("reconciliation/appearing_accounts"),
+        statement("runs/appearing_accounts"),
         {
             "source": source,
             "table": table,
@@ -139,7 +139,7 @@ def scope_in(
     )
     appearing = tuple(account for (account,) in cursor.fetchall())
     cursor.execute(
-        statement("reconciliation/statement_items"),
+        statement("runs/statement_items"),
         {"source": source, "after_file": last.through_file, "through_file": through_file},
     )
     statement_items = tuple(
@@ -159,10 +159,10 @@ def scope_in(
             "from_date": start.day,
         },
     )
-    cursor.execute(statement("reconciliation/pending_write_offs"), (source,))
+    cursor.execute(statement("runs/pending_write_offs"), (source,))
     pending = tuple(_pending_write_off(*row) for row in cursor.fetchall())
     cursor.execute(
-        statement("reconciliation/repeated_entries"),
+        statement("runs/repeated_entries"),
         {
             "files": [item.id[0] for item in statement_items],
             "positions": [item.id[1] for item in statement_items],
@@ -189,7 +189,7 @@ def scope_in(
 
 def _ledger_items(cursor, scope: dict) -> tuple[LedgerItem, ...]:
     """The ledger's movements in `scope` (`ledger_items.sql`'s parameters)."""
-    cursor.execute(statement("reconciliation/ledger_items"), scope)
+    cursor.execute(statement("runs/ledger_items"), scope)
     return tuple(
         LedgerItem((batch, position, seq), key, amount, day, reference, description, request)
         for batch, position, seq, key, amount, day, reference, description, request in cursor
@@ -210,7 +210,7 @@ def list_open_breaks(engine: Engine) -> list[tuple]:
     statement_reference, request_id, opened_at, write_off_request_id)."""
     with engine.connect() as conn:
         cursor = conn.connection.cursor(cursor_factory=NamedTupleCursor)
-        cursor.execute(statement("reconciliation/list_open_breaks"))
+        cursor.execute(statement("runs/list_open_breaks"))
         return cursor.fetchall()
 
 
@@ -219,7 +219,7 @@ def described_breaks(engine: Engine, break_ids: Sequence[int]) -> list[tuple]:
     amount_difference, resolution), read by their primary key."""
     with engine.connect() as conn:
         cursor = conn.connection.cursor(cursor_factory=NamedTupleCursor)
-        cursor.execute(statement("reconciliation/described_breaks"), (list(break_ids),))
+        cursor.execute(statement("runs/described_breaks"), (list(break_ids),))
         return cursor.fetchall()
 
 
@@ -227,7 +227,7 @@ def first_rows(engine: Engine, table: str, count: int) -> list[str]:
     """The first `count` keys of the declared `table`, in key order."""
     with engine.connect() as conn:
         cursor = conn.connection.cursor()
-        cursor.execute(statement("reconciliation/first_rows"), (table, count))
+        cursor.execute(statement("runs/first_rows"), (table, count))
         return [key for (key,) in cursor.fetchall()]
 
 
@@ -236,14 +236,14 @@ def balances_at_batch(engine: Engine, table: str, keys: Sequence[str], batch: in
     with engine.connect() as conn:
         cursor = conn.connection.cursor()
         cursor.execute(
-            statement("reconciliation/balances_at_batch"),
+            statement("runs/balances_at_batch"),
             {"table": table, "keys": list(keys), "batch": batch},
         )
         return dict(cursor.fetchall())
 
 
 def _last_run(cursor, source: str) -> LastRun:
-    cursor.execute(statement("reconciliation/last_run"), (source,))
+    cursor.execute(statement("runs/last_run"), (source,))
     found = cursor.fetchone()
     if found is None:
         return LastRun(None)
@@ -268,12 +268,12 @@ def record_run(
     run of the source recorded since `scope` was read."""
     with engine.begin() as conn:
         cursor = conn.connection.cursor()
-        cursor.execute(statement("reconciliation/lock"), (RECONCILE_LOCK, scope.source))
+        cursor.execute(statement("runs/lock"), (RECONCILE_LOCK, scope.source))
         if _last_run(cursor, scope.source).run_id != scope.after_run:
             raise ScopeMoved(f"another run of source {scope.source!r} recorded meanwhile")
         plan = _plan_breaks(cursor, scope.source, outcome, settlements)
         cursor.execute(
-            statement("reconciliation/insert_run"),
+            statement("runs/insert_run"),
             (
                 scope.source,
                 sources_digest,
@@ -312,8 +312,8 @@ def _record_accounts(cursor, scope: Scope, run_id: int) -> None:
         "appearing": list(scope.appearing),
         "run_id": run_id,
     }
-    cursor.execute(statement("reconciliation/drop_accounts"), accounts)
-    cursor.execute(statement("reconciliation/record_accounts"), accounts)
+    cursor.execute(statement("runs/drop_accounts"), accounts)
+    cursor.execute(statement("runs/record_accounts"), accounts)
     assert cursor.rowcount == len(scope.appearing), (cursor.rowcount, scope.appearing)
 
 
@@ -331,7 +331,7 @@ def _insert_rules(cursor, run_id: int, rules: Sequence[Rule]) -> None:
         for rule in rules
     ]
     if rows:
-        execute_values(cursor, statement("reconciliation/insert_run_rules"), rows)
+        execute_values(cursor, statement("runs/insert_run_rules"), rows)
 
 
 def insert_match(
@@ -350,7 +350,7 @@ def insert_match(
     """Insert one match and its items (statement entries, ledger changes); its id."""
     amount_difference, date_difference_days = differences
     cursor.execute(
-        statement("reconciliation/insert_match"),
+        statement("runs/insert_match"),
         (run_id, source, kind, rule, account, amount_difference, date_difference_days, who, note),
     )
     match_id = cursor.fetchone()[0]
@@ -358,13 +358,13 @@ def insert_match(
     if entries:
         execute_values(
             cursor,
-            statement("reconciliation/insert_matched_entries"),
+            statement("runs/insert_matched_entries"),
             [(*item, match_id) for item in entries],
         )
     if changes:
         execute_values(
             cursor,
-            statement("reconciliation/insert_matched_changes"),
+            statement("runs/insert_matched_changes"),
             [(source, *item, match_id) for item in changes],
         )
     return match_id
@@ -406,7 +406,7 @@ def _insert_matches(cursor, source: str, run_id: int, outcome: Outcome, who: str
     entries, changes = [], []
     for match in outcome.matches:
         cursor.execute(
-            statement("reconciliation/insert_match"),
+            statement("runs/insert_match"),
             (
                 run_id,
                 source,
@@ -427,13 +427,9 @@ def _insert_matches(cursor, source: str, run_id: int, outcome: Outcome, who: str
             changes.append((source, *item, match_id))
             match_of[("ledger", item)] = match_id
     if entries:
-        execute_values(
-            cursor, statement("reconciliation/insert_matched_entries"), entries, page_size=_PAGE
-        )
+        execute_values(cursor, statement("runs/insert_matched_entries"), entries, page_size=_PAGE)
     if changes:
-        execute_values(
-            cursor, statement("reconciliation/insert_matched_changes"), changes, page_size=_PAGE
-        )
+        execute_values(cursor, statement("runs/insert_matched_changes"), changes, page_size=_PAGE)
     return match_of
 
 
@@ -461,7 +457,7 @@ def _plan_breaks(
     """What becomes of the open breaks (those the settled write-offs close are left out: the
     settling closes them), and which breaks open."""
     settled = {s.write_off.break_id for s in settlements}
-    cursor.execute(statement("reconciliation/open_breaks"), (source,))
+    cursor.execute(statement("runs/open_breaks"), (source,))
     open_now = {
         (reason, None if f is None else (f, p), None if b is None else (b, cp, cs)): break_id
         for break_id, reason, f, p, b, cp, cs in cursor.fetchall()
@@ -487,7 +483,7 @@ def _apply_breaks(
     opened: list[int] = []
     for (_, entry, change), item in plan.opening.items():
         cursor.execute(
-            statement("reconciliation/insert_break"),
+            statement("runs/insert_break"),
             (
                 source,
                 item.reason,
@@ -505,7 +501,7 @@ def _apply_breaks(
 
 def resolve_break(cursor, break_id: int, resolution: str) -> None:
     """Resolve the open break `break_id` as `resolution` (it must have been open)."""
-    cursor.execute(statement("reconciliation/resolve_break"), (resolution, break_id))
+    cursor.execute(statement("runs/resolve_break"), (resolution, break_id))
     assert cursor.rowcount == 1, f"break {break_id} was open"
 
 
@@ -522,7 +518,7 @@ def append_history(
 ) -> None:
     """The next step of a break's history."""
     cursor.execute(
-        statement("reconciliation/insert_history"),
+        statement("runs/insert_history"),
         {
             "break_id": break_id,
             "action": action,
@@ -539,7 +535,7 @@ def _check_settled(cursor, scope: Scope) -> None:
     entries = [item.id for item in scope.statement_items]
     changes = [item.id for item in scope.ledger_items]
     cursor.execute(
-        statement("reconciliation/unsettled"),
+        statement("runs/unsettled"),
         {
             "source": scope.source,
             "files": [f for f, _ in entries],

@@ -22,14 +22,14 @@ from psycopg2.extras import NamedTupleCursor
 from sqlalchemy import Engine
 
 from ledger_engine.errors import ResolutionRefused
-from ledger_engine.reconcile.write_offs import adjustment_amount, write_off_request_id
-from ledger_engine.store.locks import RECONCILE_LOCK
-from ledger_engine.store.reconciliation import (
+from ledger_engine.reconcile.storage.runs import (
     append_history,
     insert_match,
     resolve_break,
 )
-from ledger_engine.store.sql_files import statement
+from ledger_engine.reconcile.storage.sql_files import statement
+from ledger_engine.reconcile.write_offs import adjustment_amount, write_off_request_id
+from ledger_engine.store.locks import RECONCILE_LOCK
 
 APPLIED, REJECTED = "applied", "rejected"
 
@@ -139,7 +139,7 @@ def break_history(engine: Engine, break_id: int) -> list[HistoryStep]:
     """Every change of the break's state, oldest first (empty for an unknown break)."""
     with engine.connect() as conn:
         cursor = conn.connection.cursor()
-        cursor.execute(statement("break_resolutions/break_history"), (break_id,))
+        cursor.execute(statement("resolutions/break_history"), (break_id,))
         return [HistoryStep(*row) for row in cursor.fetchall()]
 
 
@@ -149,13 +149,13 @@ def _lock(cursor, break_ids: Sequence[int]) -> list:
     wanted = sorted(set(break_ids))
     if not wanted:
         raise ResolutionRefused("name at least one break")
-    cursor.execute(statement("break_resolutions/break_source"), {"break_ids": wanted})
+    cursor.execute(statement("resolutions/break_source"), {"break_ids": wanted})
     sources = [row.source for row in cursor.fetchall()]
     if len(sources) > 1:
         raise ResolutionRefused(f"the breaks belong to several sources: {', '.join(sources)}")
     if sources:
-        cursor.execute(statement("reconciliation/lock"), (RECONCILE_LOCK, sources[0]))
-    cursor.execute(statement("break_resolutions/lock_breaks"), {"break_ids": wanted})
+        cursor.execute(statement("runs/lock"), (RECONCILE_LOCK, sources[0]))
+    cursor.execute(statement("resolutions/lock_breaks"), {"break_ids": wanted})
     found = cursor.fetchall()
     missing = sorted(set(wanted) - {b.break_id for b in found})
     if missing:

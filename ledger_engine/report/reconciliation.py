@@ -28,28 +28,28 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
-from ledger_engine.audit.report.links import audit_span, linked
-from ledger_engine.audit.report.naming import RECONCILIATION_PREFIX
-from ledger_engine.audit.report.provenance import Provenance
-from ledger_engine.audit.report.reconciliation_context import (
+from ledger_engine.core.money import Unit
+from ledger_engine.report.links import audit_span, linked
+from ledger_engine.report.naming import RECONCILIATION_PREFIX
+from ledger_engine.report.provenance import Provenance
+from ledger_engine.report.reconciliation_context import (
     ReconciliationContext,
     read_anew,
     reconciliation_context,
     reconciliation_summary,
 )
-from ledger_engine.audit.report.reconciliation_queries import (
+from ledger_engine.report.reconciliation_queries import (
     DRIFT_ROWS,
     OLDEST_BREAKS,
     read_reconciliation,
 )
-from ledger_engine.audit.report.render import render_reconciliation
-from ledger_engine.audit.report.store import (
+from ledger_engine.report.render import render_reconciliation
+from ledger_engine.report.store import (
     read_summaries,
     refresh_index,
     write_new_page,
     write_summary,
 )
-from ledger_engine.core.money import Unit
 
 
 def write_reconciliation_page(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
 
-_PACKAGE = "ledger_engine.audit.report"  # the static files are its package data
+_PACKAGE = "ledger_engine.report"  # the static files are its package data
 
 # The text of a <style> or <script> element ends at the first `</style` or `</script`, and
 # `<!--` inside a script changes how the browser looks for that end: a static file holding one

@@ -21,19 +21,19 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from markupsafe import Markup
 
 from ledger_engine.audit.findings import AuditReport
-from ledger_engine.audit.report.assets import assets
-from ledger_engine.audit.report.context import (
+from ledger_engine.report.assets import assets
+from ledger_engine.report.context import (
     INDEX_COUNTS,
     BatchesView,
     index_rows,
     page_context,
 )
-from ledger_engine.audit.report.formats import FILTERS, MISSING
-from ledger_engine.audit.report.links import cross_links
-from ledger_engine.audit.report.naming import INDEX_NAME
-from ledger_engine.audit.report.provenance import Provenance
-from ledger_engine.audit.report.queries import LedgerView
-from ledger_engine.audit.report.reconciliation_context import (
+from ledger_engine.report.formats import FILTERS, MISSING
+from ledger_engine.report.links import cross_links
+from ledger_engine.report.naming import INDEX_NAME
+from ledger_engine.report.provenance import Provenance
+from ledger_engine.report.queries import LedgerView
+from ledger_engine.report.reconciliation_context import (
     ReconciliationContext,
     reconciliation_rows,
 )
@@ -115,7 +115,7 @@ def _render(template: str, **context: Any) -> str:
 @cache
 def _environment() -> Environment:
     environment = Environment(
-        loader=PackageLoader("ledger_engine.audit.report", "templates"),
+        loader=PackageLoader("ledger_engine.report", "templates"),
         autoescape=select_autoescape(["html"], default_for_string=True),
         undefined=StrictUndefined,
         trim_blocks=True,

@@ -1,4 +1,4 @@
-"""The breaks workbench's reads (`store.break_queue`): the queue shows exactly the open breaks
+"""The breaks workbench's reads (`reconcile.storage.queue`): the queue shows exactly the open breaks
 that pass its filters (source, reason, account prefix, days open), oldest first, a page of
 them and how many pass in all; a break reads with its statement entry and its ledger movement.
 
@@ -28,8 +28,8 @@ from ledger_engine.reconcile.matching.reference import match
 from ledger_engine.reconcile.rules import AmountCriterion, Rule
 from ledger_engine.reconcile.run import reconcile
 from ledger_engine.reconcile.sources import Sources
-from ledger_engine.store.break_queue import QueueFilter, break_items, open_counts, open_queue
-from ledger_engine.store.reconciliation import list_open_breaks
+from ledger_engine.reconcile.storage.queue import QueueFilter, break_items, open_counts, open_queue
+from ledger_engine.reconcile.storage.runs import list_open_breaks
 from tests.support.bank import deposit
 from tests.support.database import rows
 from tests.support.events import event_file
