@@ -72,7 +72,7 @@ from ledger_engine.reconcile.matching import (
     ItemId,
     LedgerItem,
     Match,
-    Outcome,
+    MatchingOutcome,
     StatementItem,
 )
 from ledger_engine.reconcile.matching.similarity import fold
@@ -253,8 +253,8 @@ class GeneratedStatement:
         """The entries as matching sees them once the file is loaded as `file_id`."""
         return tuple(e.item(file_id) for e in self.entries)
 
-    def truth(self, file_id: int) -> Outcome:
-        """What a correct run over the file loaded as `file_id` concludes, in `Outcome`'s
+    def truth(self, file_id: int) -> MatchingOutcome:
+        """What a correct run over the file loaded as `file_id` concludes, in `MatchingOutcome`'s
         order."""
         priority = {r.name: r.priority for r in self.rules}
         matches = sorted(
@@ -265,7 +265,7 @@ class GeneratedStatement:
             (b.break_(file_id) for b in self.breaks),
             key=lambda b: (BREAK_REASONS.index(b.reason), (b.statement_ids or b.ledger_ids)[0]),
         )
-        return Outcome(tuple(matches), tuple(breaks))
+        return MatchingOutcome(tuple(matches), tuple(breaks))
 
 
 def statement_items(entries: Iterable[StatementEntry], file_id: int) -> list[StatementItem]:

@@ -28,7 +28,7 @@ from ledger_engine.reconcile.matching import (
     Break,
     ItemId,
     LedgerItem,
-    Outcome,
+    MatchingOutcome,
     StatementItem,
 )
 from ledger_engine.reconcile.matching.order import break_order
@@ -38,7 +38,7 @@ from ledger_engine.reconcile.storage.runs import RunRecord, Scope, Start, read_s
 from ledger_engine.reconcile.storage.statements import FileOutcome
 from ledger_engine.reconcile.write_offs import Settlement, settle_write_offs
 
-Matcher = Callable[[Sequence[StatementItem], Sequence[LedgerItem], Sequence[Rule]], Outcome]
+Matcher = Callable[[Sequence[StatementItem], Sequence[LedgerItem], Sequence[Rule]], MatchingOutcome]
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class SourceRun:
 
     source: str
     scope: Scope
-    outcome: Outcome
+    outcome: MatchingOutcome
     record: RunRecord | None
     settlements: tuple[Settlement, ...] = ()
 
@@ -116,7 +116,7 @@ def start_of(source: Source) -> Start:
     return Start(source.from_batch, source.from_date)
 
 
-def _duplicates_kept(outcome: Outcome, repeats: frozenset[ItemId]) -> Outcome:
+def _duplicates_kept(outcome: MatchingOutcome, repeats: frozenset[ItemId]) -> MatchingOutcome:
     """`outcome`, where an entry that repeats an entry settled before this run (`repeats`) and
     is still unmatched is a duplicate. The earlier identical entry was matched by an earlier run
     (or by hand), which is why this run does not consider it, and the matcher, seeing the entry
@@ -130,10 +130,12 @@ def _duplicates_kept(outcome: Outcome, repeats: frozenset[ItemId]) -> Outcome:
         else b
         for b in outcome.breaks
     ]
-    return Outcome(outcome.matches, tuple(sorted(breaks, key=break_order)))
+    return MatchingOutcome(outcome.matches, tuple(sorted(breaks, key=break_order)))
 
 
-def _check_complete(scope: Scope, outcome: Outcome, settlements: Sequence[Settlement]) -> None:
+def _check_complete(
+    scope: Scope, outcome: MatchingOutcome, settlements: Sequence[Settlement]
+) -> None:
     """Every item considered ends in exactly one match, settled write-off or break (the
     matcher's side of the pair the store checks again before it commits)."""
     seen_statement = (

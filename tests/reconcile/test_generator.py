@@ -40,7 +40,7 @@ from ledger_engine.reconcile.matching import (
     MISSING_IN_LEDGER,
     MISSING_IN_STATEMENT,
     LedgerItem,
-    Outcome,
+    MatchingOutcome,
 )
 from ledger_engine.reconcile.matching.reference import match
 from ledger_engine.reconcile.sources import Source
@@ -259,7 +259,7 @@ def ledger_item(
     )
 
 
-def reconciled(generated: GeneratedStatement, ledger: list[LedgerItem]) -> Outcome:
+def reconciled(generated: GeneratedStatement, ledger: list[LedgerItem]) -> MatchingOutcome:
     """The reference matcher's outcome over the generated file as loaded (parsed back from its
     bytes) and the ledger items."""
     parsed = parse_camt053(generated.document, SOURCE)
@@ -317,7 +317,7 @@ def test_the_matcher_concludes_the_truth(ledger, seed, plan):
     # No false match and no true one missed; every injected break found with its reason.
     assert set(outcome.matches) == set(truth.matches)
     assert set(outcome.breaks) == set(truth.breaks)
-    assert outcome == truth  # in Outcome's order, too
+    assert outcome == truth  # in MatchingOutcome's order, too
 
 
 @settings(max_examples=40, deadline=None)

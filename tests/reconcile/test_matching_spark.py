@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ledger_engine.reconcile.matching import LedgerItem, Outcome, StatementItem
+from ledger_engine.reconcile.matching import LedgerItem, MatchingOutcome, StatementItem
 from ledger_engine.reconcile.matching.reference import match
 from ledger_engine.reconcile.matching.similarity import fold, similarity
 from ledger_engine.reconcile.matching.spark import (
@@ -31,7 +31,7 @@ from tests.support.reconcile import (
 
 def spark_match(
     spark, statement: list[StatementItem], ledger: list[LedgerItem], rule_list: list[Rule]
-) -> Outcome:
+) -> MatchingOutcome:
     return match_frames(
         spark, statement_frame(spark, statement), ledger_frame(spark, ledger), rule_list
     )

@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 from sqlalchemy import Engine
 
 from ledger_engine.reconcile.inbox import land_statement
-from ledger_engine.reconcile.matching import LedgerItem, Outcome, StatementItem
+from ledger_engine.reconcile.matching import LedgerItem, MatchingOutcome, StatementItem
 from ledger_engine.reconcile.matching.reference import match
 from ledger_engine.reconcile.rules import AmountCriterion, Rule
 from ledger_engine.reconcile.run import Matcher, reconcile
@@ -181,7 +181,7 @@ def oracle_items(engine: Engine, history: History) -> tuple[list[StatementItem],
     return statement, ledger
 
 
-def oracle(engine: Engine, history: History) -> Outcome:
+def oracle(engine: Engine, history: History) -> MatchingOutcome:
     """The reference matcher's outcome over the whole history at once."""
     statement, ledger = oracle_items(engine, history)
     return match(statement, ledger, RULES)
@@ -190,7 +190,7 @@ def oracle(engine: Engine, history: History) -> Outcome:
 Decided = tuple[frozenset, frozenset]  # (matches, open breaks)
 
 
-def outcome_decided(outcome: Outcome) -> Decided:
+def outcome_decided(outcome: MatchingOutcome) -> Decided:
     """An outcome as sets: matches (rule, account, items, differences) and breaks (reason,
     account, items, amount difference)."""
     matches = frozenset(

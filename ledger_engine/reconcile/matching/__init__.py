@@ -162,7 +162,7 @@ class Break:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class MatchingOutcome:
     """A matching run's result: matches and breaks, each in a deterministic order (by rule
     priority then smallest statement id; breaks by reason, in the order of BREAK_REASONS, then
     statement id, else ledger id; a group's ids in increasing order)."""

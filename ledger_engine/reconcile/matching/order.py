@@ -1,4 +1,4 @@
-"""The order of an outcome's matches and breaks, as `Outcome` states it, shared by both
+"""The order of an outcome's matches and breaks, as `MatchingOutcome` states it, shared by both
 matchers so that they can be compared with `==`."""
 
 from __future__ import annotations

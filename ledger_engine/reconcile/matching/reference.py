@@ -17,7 +17,7 @@ from ledger_engine.reconcile.matching import (
     ItemId,
     LedgerItem,
     Match,
-    Outcome,
+    MatchingOutcome,
     StatementItem,
 )
 from ledger_engine.reconcile.matching.order import break_order, match_order
@@ -55,7 +55,7 @@ class Candidate:
 
 def match(
     statement: Sequence[StatementItem], ledger: Sequence[LedgerItem], rules: Sequence[Rule]
-) -> Outcome:
+) -> MatchingOutcome:
     """Match `statement` items with `ledger` items by `rules` (run in priority order), and
     name a break for every item left: the specification's outcome."""
     matched_statement: set[ItemId] = set()
@@ -80,7 +80,7 @@ def match(
             matches.append((rule.priority, _match(rule, kept)))
     matches.sort(key=lambda m: match_order(*m))
     breaks = _breaks(statement, ledger, matched_statement, matched_ledger)
-    return Outcome(tuple(m for _, m in matches), tuple(breaks))
+    return MatchingOutcome(tuple(m for _, m in matches), tuple(breaks))
 
 
 def _node(item: StatementItem | LedgerItem) -> Node:

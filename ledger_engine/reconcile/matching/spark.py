@@ -52,7 +52,7 @@ from ledger_engine.reconcile.matching import (
     Break,
     LedgerItem,
     Match,
-    Outcome,
+    MatchingOutcome,
     StatementItem,
 )
 from ledger_engine.reconcile.matching.order import break_order, match_order
@@ -153,7 +153,7 @@ class MatchFrames:
 
 def match_frames(
     spark: SparkSession, statement_df: DataFrame, ledger_df: DataFrame, rules: Sequence[Rule]
-) -> Outcome:
+) -> MatchingOutcome:
     """The outcome of matching the statement items of `statement_df` with the ledger items
     of `ledger_df` by `rules`: the specification's, equal to `reference.match` on the same
     items."""
@@ -162,19 +162,19 @@ def match_frames(
 
 def spark_matcher(
     spark: SparkSession,
-) -> Callable[[Sequence[StatementItem], Sequence[LedgerItem], Sequence[Rule]], Outcome]:
+) -> Callable[[Sequence[StatementItem], Sequence[LedgerItem], Sequence[Rule]], MatchingOutcome]:
     """A matcher of item lists (`ledger_engine.reconcile.run.Matcher`) that runs on `spark`."""
 
     def run(
         statement: Sequence[StatementItem], ledger: Sequence[LedgerItem], rules: Sequence[Rule]
-    ) -> Outcome:
+    ) -> MatchingOutcome:
         frames = statement_frame(spark, statement), ledger_frame(spark, ledger)
         return match_frames(spark, *frames, rules)
 
     return run
 
 
-def collect_outcome(frames: MatchFrames) -> Outcome:
+def collect_outcome(frames: MatchFrames) -> MatchingOutcome:
     """The frames' matches and breaks brought to the driver, in the outcome's order; the
     frames are released."""
     watch = Stopwatch()
@@ -226,7 +226,7 @@ def collect_outcome(frames: MatchFrames) -> Outcome:
     breaks.sort(key=break_order)
     frames.release()
     frames.seconds["collect"] = watch.elapsed()
-    return Outcome(tuple(m for _, m in matches), tuple(breaks))
+    return MatchingOutcome(tuple(m for _, m in matches), tuple(breaks))
 
 
 def _columns(frame: DataFrame) -> dict[str, list]:

@@ -25,7 +25,7 @@ from datetime import date, datetime
 from psycopg2.extras import NamedTupleCursor, execute_values
 from sqlalchemy import Engine
 
-from ledger_engine.reconcile.matching import Break, LedgerItem, Outcome, StatementItem
+from ledger_engine.reconcile.matching import Break, LedgerItem, MatchingOutcome, StatementItem
 from ledger_engine.reconcile.rules import Rule
 from ledger_engine.reconcile.storage.sql_files import statement
 from ledger_engine.reconcile.write_offs import PendingWriteOff, Settlement
@@ -255,7 +255,7 @@ def _last_run(cursor, source: str) -> LastRun:
 def record_run(
     engine: Engine,
     scope: Scope,
-    outcome: Outcome,
+    outcome: MatchingOutcome,
     *,
     rules: Sequence[Rule],
     settlements: Sequence[Settlement] = (),
@@ -400,7 +400,7 @@ def _settle_write_offs(cursor, source: str, run_id: int, settlements: Sequence[S
         )
 
 
-def _insert_matches(cursor, source: str, run_id: int, outcome: Outcome, who: str) -> dict:
+def _insert_matches(cursor, source: str, run_id: int, outcome: MatchingOutcome, who: str) -> dict:
     """Insert the matches; the match id of each item matched, by item."""
     match_of: dict[tuple[str, tuple[int, ...]], int] = {}
     entries, changes = [], []
@@ -452,7 +452,7 @@ class _BreakPlan:
 
 
 def _plan_breaks(
-    cursor, source: str, outcome: Outcome, settlements: Sequence[Settlement]
+    cursor, source: str, outcome: MatchingOutcome, settlements: Sequence[Settlement]
 ) -> _BreakPlan:
     """What becomes of the open breaks (those the settled write-offs close are left out: the
     settling closes them), and which breaks open."""
