@@ -42,7 +42,7 @@ from ledger_engine.audit.expectations import DEFAULT_PROJECT_ROOT
 from ledger_engine.audit.findings import BATCHES
 from ledger_engine.config import PROJECT_ROOT, Settings
 from ledger_engine.core.stopwatch import Stopwatch
-from ledger_engine.pipeline.inbox import write_event_files
+from ledger_engine.pipeline.event_inbox import write_event_files
 from ledger_engine.store.database import connect
 from ledger_engine.store.migrations import migrate
 from ledger_engine.store.schema import apply_declared_schema

@@ -330,7 +330,7 @@ def _pipeline_settings(args: argparse.Namespace, files_per_batch: int):
 
 
 def _land(events, inbox: Path, prefix: str) -> None:
-    from ledger_engine.pipeline.inbox import write_event_files
+    from ledger_engine.pipeline.event_inbox import write_event_files
 
     write_event_files(events, inbox, events_per_file=EVENTS_PER_FILE, prefix=prefix)
 

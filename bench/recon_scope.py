@@ -39,12 +39,12 @@ from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.config import PROJECT_ROOT, Settings
 from ledger_engine.core.records import Event
 from ledger_engine.core.stopwatch import Stopwatch
-from ledger_engine.pipeline.inbox import write_event_files
-from ledger_engine.reconcile.inbox import land_statement, load_statements
+from ledger_engine.pipeline.event_inbox import write_event_files
 from ledger_engine.reconcile.matching.reference import match
 from ledger_engine.reconcile.rules import AmountCriterion, Rule
 from ledger_engine.reconcile.run import reconcile
 from ledger_engine.reconcile.sources import CsvLayout, Source, Sources
+from ledger_engine.reconcile.statement_inbox import land_statement, load_statements
 from ledger_engine.reconcile.storage.runs import Start, scope_in
 from ledger_engine.store.database import connect
 from ledger_engine.store.migrations import migrate

@@ -40,7 +40,7 @@ from ledger_engine.audit.verify import verify_ledger
 from ledger_engine.config import PROJECT_ROOT, Settings
 from ledger_engine.core.records import Event
 from ledger_engine.core.stopwatch import Stopwatch
-from ledger_engine.pipeline.inbox import write_event_files
+from ledger_engine.pipeline.event_inbox import write_event_files
 from ledger_engine.store.database import open_store
 from ledger_engine.store.embedded import stop_embedded
 

@@ -31,7 +31,7 @@ class NoSampleEvents(LedgerError, LookupError):
         super().__init__(
             f"ledger {ledger_name!r} declares no sample events: declare them with "
             "ledger.declare_sample_events(fn), where fn(count, *, rows, seed) returns events, "
-            "or land your own event files in the inbox (pipeline.inbox.write_event_files)"
+            "or land your own event files in the inbox (pipeline.event_inbox.write_event_files)"
         )
 
 

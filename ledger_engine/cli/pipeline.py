@@ -19,7 +19,7 @@ from ledger_engine.config import Settings
 from ledger_engine.core.records import Event
 from ledger_engine.core.stopwatch import Stopwatch
 from ledger_engine.errors import BatchFailed, CheckpointMismatch, LedgerBusy, NoSampleEvents
-from ledger_engine.pipeline.inbox import write_event_files
+from ledger_engine.pipeline.event_inbox import write_event_files
 
 # `ledger run` exits with this when another run holds the ledger (EX_TEMPFAIL: try again).
 EXIT_BUSY = 75

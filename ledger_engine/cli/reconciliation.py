@@ -128,8 +128,8 @@ def demo_reconciliation(settings: Settings, ledger, written_by, spark) -> None:
 
 def _land_demo_statement(settings: Settings, ledger, sources, tag: str) -> None:
     """Land a sample statement (`ledger statements sample`'s) of the first camt.053 source."""
-    from ledger_engine.reconcile.inbox import land_statement
     from ledger_engine.reconcile.sample import first_camt053_source, sample_statement
+    from ledger_engine.reconcile.statement_inbox import land_statement
     from ledger_engine.store.database import open_store
 
     source = first_camt053_source(sources)

@@ -32,8 +32,8 @@ def inboxes_help() -> str:
     """The statement inboxes of the configured ledger's sources, for a command's `--help`; or,
     where they cannot be read, where they are declared and why not."""
     # Imported here: reconciliation's stack (SQLAlchemy, pgserver) slows `ledger --help`.
-    from ledger_engine.reconcile.inbox import inbox_folder
     from ledger_engine.reconcile.job import declared_sources, sources_file
+    from ledger_engine.reconcile.statement_inbox import inbox_folder
 
     try:
         settings = Settings.from_env()
@@ -56,7 +56,7 @@ def inboxes_help() -> str:
 def print_inboxes(settings: Settings, sources, loaded: dict[str, int]) -> None:
     """Each source's inbox folder, with how many files of it the run just loaded (`loaded`,
     by source): where to put files when nothing landed."""
-    from ledger_engine.reconcile.inbox import inbox_folder
+    from ledger_engine.reconcile.statement_inbox import inbox_folder
 
     for name, source in sources.sources.items():
         files = loaded.get(name, 0)
@@ -92,7 +92,7 @@ def cmd_statements(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _list(settings: Settings, ledger, sources, limit: int) -> int:
-    from ledger_engine.reconcile.inbox import inbox_folder, waiting_files
+    from ledger_engine.reconcile.statement_inbox import inbox_folder, waiting_files
     from ledger_engine.reconcile.storage.statements import landing_counts, landings
     from ledger_engine.store.database import open_store
 
@@ -127,7 +127,7 @@ def _outcome(landing) -> str:
 
 def _land(settings: Settings, ledger, source, file: Path, name: str | None) -> int:
     """Land a copy of `file` whole in the source's folder, never over a file lying there."""
-    from ledger_engine.reconcile.inbox import inbox_folder, land_statement_file
+    from ledger_engine.reconcile.statement_inbox import inbox_folder, land_statement_file
     from ledger_engine.reconcile.storage.statements import loaded_as
     from ledger_engine.store.database import open_store
 
@@ -169,8 +169,8 @@ def _next_run(settings: Settings) -> str:
 def _sample(settings: Settings, ledger, source, args: argparse.Namespace) -> int:
     """Write a sample statement of `source` from the committed movements; land it, or write
     it to `--output`."""
-    from ledger_engine.reconcile.inbox import land_statement
     from ledger_engine.reconcile.sample import sample_statement
+    from ledger_engine.reconcile.statement_inbox import land_statement
     from ledger_engine.store.database import open_store
 
     stamp = datetime.now(UTC).strftime("%Y%m%d%H%M%S")

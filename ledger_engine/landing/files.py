@@ -2,12 +2,12 @@
 a writer lands a file under a hidden name, then renames it (`land_whole`), so a hidden name is
 a file still landing.
 
-Every landing writes through `land_whole`: event files (`pipeline.inbox.write_event_files`),
-write-offs' adjusting events, and statement files (`reconcile.inbox.land_statement`, `ledger
-statements land` and `sample`).
+Every landing writes through `land_whole`: event files
+(`pipeline.event_inbox.write_event_files`), write-offs' adjusting events, and statement files
+(`reconcile.statement_inbox.land_statement`, `ledger statements land` and `sample`).
 
 Both inboxes list their folders through `whole_files`: the event inbox for the pipeline and its
-watcher (`pipeline.inbox.landed_event_files`), the statement folders for the statement watcher
+watcher (`pipeline.event_inbox.landed_event_files`), the statement folders for the statement watcher
 (`reconcile.trigger`). It imports nothing of Airflow or Spark, so a pipeline run and a trigger
 both can.
 """

@@ -38,7 +38,7 @@ from ledger_engine.faults import (
     FaultSwitch,
 )
 from ledger_engine.pipeline.checkpoint import stream_checkpoint
-from ledger_engine.pipeline.inbox import landed_event_files
+from ledger_engine.pipeline.event_inbox import landed_event_files
 from ledger_engine.runtime.spark.engine import (
     EngineProfile,
     ExecutionOptions,
@@ -48,10 +48,10 @@ from ledger_engine.runtime.spark.engine import (
 from ledger_engine.runtime.spark.files import DESCRIBED_DDL, NAMED_DDL, described, named
 from ledger_engine.runtime.spark.session import build_session
 from ledger_engine.runtime.spark.streaming import run_available_batches, unfinished_batch
+from ledger_engine.store.batch_inputs import committed_files
 from ledger_engine.store.batch_reads import CommittedRows, executed_requests
 from ledger_engine.store.commit import StagedBatch, commit_staged, committed_input
 from ledger_engine.store.database import libpq_url, open_store
-from ledger_engine.store.inbox import committed_files
 from ledger_engine.store.lease import Holder, RunLease, run_lease
 from ledger_engine.store.schema import apply_declared_schema
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ledger_engine.landing.trigger import Accounted, LandedFilesTrigger
-from ledger_engine.pipeline.inbox import landed_event_files
+from ledger_engine.pipeline.event_inbox import landed_event_files
 
 CLASSPATH = "ledger_engine.pipeline.trigger.EventsLanded"
 
@@ -57,7 +57,7 @@ class _Inbox:
 
     def new_files(self) -> list[str]:
         """The event files landed since the last look that no batch took, in name order."""
-        from ledger_engine.store.inbox import committed_files
+        from ledger_engine.store.batch_inputs import committed_files
 
         settings, engine = self._open()
         landed = [

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 from ledger_engine.config import Settings
 from ledger_engine.core.declarations import StreamingLedger
-from ledger_engine.reconcile.inbox import make_folders
 from ledger_engine.reconcile.run import ReconcileReport, reconcile
 from ledger_engine.reconcile.sources import Sources, load_sources
+from ledger_engine.reconcile.statement_inbox import make_folders
 from ledger_engine.store.database import ledger_schema, open_store
 
 if TYPE_CHECKING:  # Spark is imported by the job only when it runs

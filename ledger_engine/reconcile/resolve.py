@@ -20,7 +20,7 @@ from pathlib import Path
 from sqlalchemy import Engine
 
 from ledger_engine.core.records import Event
-from ledger_engine.pipeline.inbox import write_event_files
+from ledger_engine.pipeline.event_inbox import write_event_files
 from ledger_engine.reconcile.sources import Sources, WriteOffStream
 from ledger_engine.reconcile.storage.resolutions import (
     WriteOffPosting,

@@ -21,7 +21,6 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
-from ledger_engine.reconcile.inbox import load_statements
 from ledger_engine.reconcile.matching import (
     DUPLICATE,
     MISSING_IN_LEDGER,
@@ -34,6 +33,7 @@ from ledger_engine.reconcile.matching import (
 from ledger_engine.reconcile.matching.order import break_order
 from ledger_engine.reconcile.rules import Rule
 from ledger_engine.reconcile.sources import Source, Sources
+from ledger_engine.reconcile.statement_inbox import load_statements
 from ledger_engine.reconcile.storage.runs import RunRecord, Scope, Start, read_scope, record_run
 from ledger_engine.reconcile.storage.statements import FileOutcome
 from ledger_engine.reconcile.write_offs import Settlement, settle_write_offs

@@ -4,8 +4,8 @@
 (`dags/ledger_reconcile.py`); its poll loop, what it remembers and when it fires are the
 ledger's landing triggers' (`ledger_engine.landing.trigger`). Every `poll_seconds` it lists the
 inbox folder of each declared source and fires once for the files no reconciliation run has
-loaded yet, judged the way the loader itself judges them (`reconcile.inbox`: hidden names are
-files still landing, and a file is known by its name, size and modification time,
+loaded yet, judged the way the loader itself judges them (`reconcile.statement_inbox`: hidden
+names are files still landing, and a file is known by its name, size and modification time,
 `reconcile.storage.statements.seen_files`).
 
 The settings, the ledger, its declaration and the store are read inside the triggerer when the

@@ -25,11 +25,11 @@ from ledger_engine.apps import load_ledger
 from ledger_engine.config import Settings
 from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.core.money import money_text
-from ledger_engine.reconcile.inbox import inbox_folder
 from ledger_engine.reconcile.job import declared_sources, run_reconciliation
 from ledger_engine.reconcile.matching import reason_words
 from ledger_engine.reconcile.run import ReconcileReport
 from ledger_engine.reconcile.sources import Sources
+from ledger_engine.reconcile.statement_inbox import inbox_folder
 from ledger_engine.report.provenance import Provenance
 
 

@@ -24,7 +24,7 @@ from ledger_engine.config import Settings
 from ledger_engine.core.ingest import parse_line
 from ledger_engine.core.money import money_text
 from ledger_engine.core.records import canonical_json
-from ledger_engine.pipeline.inbox import write_event_files
+from ledger_engine.pipeline.event_inbox import write_event_files
 from ledger_engine.pipeline.job import PipelineReport, run_pipeline
 from ledger_engine.store.database import ledger_schema, open_store
 from ledger_engine.tasks.audit_runs import run_audits

@@ -9,8 +9,8 @@ from datetime import date
 
 from sqlalchemy import Engine, text
 
-from ledger_engine.reconcile.inbox import land_statement, load_statements
 from ledger_engine.reconcile.sources import Sources
+from ledger_engine.reconcile.statement_inbox import land_statement, load_statements
 from tests.support.bank import deposit, transfer
 from tests.support.database import rows
 from tests.support.events import event_file

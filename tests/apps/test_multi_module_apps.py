@@ -13,7 +13,7 @@ from pathlib import Path
 from ledger_engine import run_serial
 from ledger_engine.apps import load_ledger
 from ledger_engine.config import Settings
-from ledger_engine.pipeline.inbox import write_event_files
+from ledger_engine.pipeline.event_inbox import write_event_files
 from ledger_engine.pipeline.job import run_pipeline
 from ledger_engine.store.database import open_store
 from tests.support.database import committed_state, rows

@@ -34,13 +34,13 @@ from ledger_engine.audit.expectations import (
     run_suite,
 )
 from ledger_engine.audit.findings import AuditReport, CheckResult
-from ledger_engine.reconcile.inbox import land_statement
 from ledger_engine.reconcile.matching import DUPLICATE
 from ledger_engine.reconcile.matching.reference import match
 from ledger_engine.reconcile.resolve import write_off
 from ledger_engine.reconcile.rules import ONE_TO_MANY
 from ledger_engine.reconcile.run import reconcile
 from ledger_engine.reconcile.sources import CsvLayout, Source, Sources, WriteOffStream
+from ledger_engine.reconcile.statement_inbox import land_statement
 from ledger_engine.report import write_report
 from ledger_engine.store.database import connect
 from tests.audit.test_expectations import RECONCILED_CHECKS, tamper

@@ -24,12 +24,12 @@ from sqlalchemy import Engine, text
 from ledger_engine.audit.findings import AuditReport, CheckResult
 from ledger_engine.config import PROJECT_ROOT
 from ledger_engine.core.money import Unit
-from ledger_engine.reconcile.inbox import land_statement
 from ledger_engine.reconcile.matching.reference import match
 from ledger_engine.reconcile.resolve import write_off
 from ledger_engine.reconcile.rules import AmountCriterion, Rule
 from ledger_engine.reconcile.run import reconcile
 from ledger_engine.reconcile.sources import Source, Sources, WriteOffStream
+from ledger_engine.reconcile.statement_inbox import land_statement
 from ledger_engine.report import render_index, write_report
 from ledger_engine.report.formats import amount_text
 from ledger_engine.report.provenance import Provenance

@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import ConsoleMessage, Page
 
-from ledger_engine.pipeline.inbox import write_event_files
+from ledger_engine.pipeline.event_inbox import write_event_files
 from tests.dags.conftest import PIPELINE_TASKS
 from tests.support.airflow_stack import (
     REPO_ROOT,

@@ -21,7 +21,7 @@ from ledger_engine import run_serial
 from ledger_engine.apps import load_ledger
 from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.core.records import Event
-from ledger_engine.pipeline.inbox import write_event_files
+from ledger_engine.pipeline.event_inbox import write_event_files
 from ledger_engine.store.database import connect, ledger_url
 from ledger_engine.store.state import snapshot_rows
 from tests.dags.conftest import Sequence

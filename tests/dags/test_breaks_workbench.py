@@ -24,9 +24,9 @@ from typing import Any
 import pytest
 from playwright.sync_api import ConsoleMessage, FrameLocator, Page, expect
 
-from ledger_engine.pipeline.inbox import write_event_files
-from ledger_engine.reconcile.inbox import land_statement
+from ledger_engine.pipeline.event_inbox import write_event_files
 from ledger_engine.reconcile.sources import load_sources
+from ledger_engine.reconcile.statement_inbox import land_statement
 from tests.support.airflow_stack import (
     REPO_ROOT,
     RUN_TIMEOUT,

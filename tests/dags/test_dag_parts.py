@@ -61,7 +61,7 @@ PLATFORM = (
     "ledger_engine.audit",
     "ledger_engine.reconcile.job",
     "ledger_engine.reconcile.run",
-    "ledger_engine.reconcile.inbox",
+    "ledger_engine.reconcile.statement_inbox",
     "ledger_engine.reconcile.matching",
     "ledger_engine.tasks.reconcile_dag",
     "ledger_engine.pipeline.job",

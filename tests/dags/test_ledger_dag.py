@@ -25,7 +25,7 @@ from sqlalchemy import Engine, text
 from ledger_engine.apps.bank.generator import generate_events
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.core.records import Event
-from ledger_engine.pipeline.inbox import write_event_files
+from ledger_engine.pipeline.event_inbox import write_event_files
 from ledger_engine.store.database import connect, ledger_url
 from tests.dags.conftest import (
     LOG_RECORD,

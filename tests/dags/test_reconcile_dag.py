@@ -24,13 +24,13 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine
 
-from ledger_engine.reconcile.inbox import land_statement, load_statements
 from ledger_engine.reconcile.matching import (
     AMOUNT_MISMATCH,
     MISSING_IN_LEDGER,
     MISSING_IN_STATEMENT,
 )
 from ledger_engine.reconcile.sources import Sources, load_sources
+from ledger_engine.reconcile.statement_inbox import land_statement, load_statements
 from ledger_engine.store.database import connect
 from tests.dags.conftest import (
     REPO_ROOT,

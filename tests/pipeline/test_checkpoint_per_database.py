@@ -26,7 +26,7 @@ from ledger_engine.pipeline.checkpoint import (
     checkpoint_folder,
     disagreement,
 )
-from ledger_engine.pipeline.inbox import write_event_files
+from ledger_engine.pipeline.event_inbox import write_event_files
 from ledger_engine.pipeline.job import run_pipeline
 from ledger_engine.store.database import connect
 from ledger_engine.store.identity import ledger_identity

@@ -23,7 +23,7 @@ from ledger_engine.audit.oracle import serial_differences
 from ledger_engine.cli import EXIT_BUSY
 from ledger_engine.config import PROJECT_ROOT, Settings
 from ledger_engine.errors import Fenced, LeaseLost, LedgerBusy
-from ledger_engine.pipeline.inbox import write_event_files
+from ledger_engine.pipeline.event_inbox import write_event_files
 from ledger_engine.pipeline.job import PipelineReport, run_pipeline
 from ledger_engine.store.commit import StagedBatch, commit_staged
 from ledger_engine.store.database import libpq_url

@@ -40,7 +40,7 @@ from ledger_engine.faults import (
     FAULT_POINTS,
 )
 from ledger_engine.pipeline.checkpoint import stream_checkpoint
-from ledger_engine.pipeline.inbox import write_event_files
+from ledger_engine.pipeline.event_inbox import write_event_files
 from ledger_engine.pipeline.job import run_pipeline
 from ledger_engine.store.database import connect
 from ledger_engine.tasks.audit_runs import run_audits, snapshot_checks

@@ -19,7 +19,7 @@ from ledger_engine.audit.oracle import serial_differences
 from ledger_engine.config import Settings
 from ledger_engine.errors import BatchFailed
 from ledger_engine.faults import BEFORE_COMMIT, DURING_EXECUTION, FaultPlan, FaultSwitch
-from ledger_engine.pipeline.inbox import write_event_files
+from ledger_engine.pipeline.event_inbox import write_event_files
 from ledger_engine.pipeline.job import run_pipeline
 from ledger_engine.store.database import libpq_url, open_store
 from ledger_engine.store.embedded import stop_embedded

@@ -15,7 +15,7 @@ from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.config import Settings
 from ledger_engine.core.ingest import ingest_files
 from ledger_engine.pipeline.checkpoint import stream_checkpoint
-from ledger_engine.pipeline.inbox import write_event_files
+from ledger_engine.pipeline.event_inbox import write_event_files
 from ledger_engine.pipeline.job import run_pipeline
 from ledger_engine.runtime.serial import run_serial
 from ledger_engine.store.database import connect, open_store

@@ -27,7 +27,7 @@ from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.cli import main
 from ledger_engine.config import Settings
 from ledger_engine.core.records import EXISTS, EXISTS_WITH_DIFFERENT_PAYLOAD, Event
-from ledger_engine.pipeline.inbox import write_event_files
+from ledger_engine.pipeline.event_inbox import write_event_files
 from ledger_engine.pipeline.job import run_pipeline
 from ledger_engine.runtime.serial import run_serial
 from ledger_engine.store.database import connect, ledger_url

@@ -17,7 +17,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine, text
 
-from ledger_engine.reconcile.inbox import land_statement
 from ledger_engine.reconcile.matching import (
     AMOUNT_MISMATCH,
     DUPLICATE,
@@ -28,6 +27,7 @@ from ledger_engine.reconcile.matching.reference import match
 from ledger_engine.reconcile.rules import AmountCriterion, Rule
 from ledger_engine.reconcile.run import reconcile
 from ledger_engine.reconcile.sources import Sources
+from ledger_engine.reconcile.statement_inbox import land_statement
 from ledger_engine.reconcile.storage.queue import QueueFilter, break_items, open_counts, open_queue
 from ledger_engine.reconcile.storage.runs import list_open_breaks
 from tests.support.bank import deposit

@@ -13,7 +13,6 @@ import pytest
 from sqlalchemy import Engine
 
 from ledger_engine.errors import ResolutionRefused
-from ledger_engine.reconcile.inbox import land_statement
 from ledger_engine.reconcile.matching import (
     AMOUNT_MISMATCH,
     DUPLICATE,
@@ -25,6 +24,7 @@ from ledger_engine.reconcile.resolve import manual_match, write_off
 from ledger_engine.reconcile.rules import AmountCriterion, Rule
 from ledger_engine.reconcile.run import reconcile
 from ledger_engine.reconcile.sources import Sources, WriteOffStream
+from ledger_engine.reconcile.statement_inbox import land_statement
 from ledger_engine.reconcile.storage.resolutions import break_history
 from tests.support.bank import deposit, transfer
 from tests.support.database import rows

@@ -13,8 +13,8 @@ from sqlalchemy import Engine
 from ledger_engine import cli
 from ledger_engine.cli import main
 from ledger_engine.config import Settings
-from ledger_engine.reconcile.inbox import land_statement
 from ledger_engine.reconcile.sources import Source
+from ledger_engine.reconcile.statement_inbox import land_statement
 from tests.support.bank import deposit
 from tests.support.database import rows
 from tests.support.events import event_file

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from ledger_engine.reconcile.inbox import land_statement
 from ledger_engine.reconcile.matching import (
     AMOUNT_MISMATCH,
     MISSING_IN_LEDGER,
@@ -19,6 +18,7 @@ from ledger_engine.reconcile.matching.reference import match
 from ledger_engine.reconcile.rules import AmountCriterion, Rule
 from ledger_engine.reconcile.run import reconcile
 from ledger_engine.reconcile.sources import Sources
+from ledger_engine.reconcile.statement_inbox import land_statement
 from ledger_engine.reconcile.storage import runs as reconciliation
 from tests.support.bank import deposit
 from tests.support.database import rows

@@ -17,11 +17,11 @@ from hypothesis import HealthCheck, example, given, settings
 from sqlalchemy import Engine, text
 
 from ledger_engine.apps.bank.ledger import build_ledger
-from ledger_engine.reconcile.inbox import land_statement, load_statements
 from ledger_engine.reconcile.matching.reference import match
 from ledger_engine.reconcile.matching.spark import spark_matcher
 from ledger_engine.reconcile.run import reconcile
 from ledger_engine.reconcile.sources import Sources
+from ledger_engine.reconcile.statement_inbox import land_statement, load_statements
 from ledger_engine.reconcile.storage.runs import Start, scope_in
 from ledger_engine.store.database import ledger_url
 from ledger_engine.store.migrations import migrate, migrations

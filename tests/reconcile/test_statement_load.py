@@ -12,8 +12,8 @@ from sqlalchemy import Engine
 
 from ledger_engine.reconcile.entries import BAD_AMOUNT, MALFORMED_FILE
 from ledger_engine.reconcile.formats import parse_statement
-from ledger_engine.reconcile.inbox import land_statement, load_statements
 from ledger_engine.reconcile.sources import Sources
+from ledger_engine.reconcile.statement_inbox import land_statement, load_statements
 from ledger_engine.reconcile.storage.statements import DUPLICATE, LOADED, SEEN
 from tests.support.database import rows as database_rows
 from tests.support.reconcile import csv_source

@@ -19,11 +19,11 @@ from ledger_engine.cli import build_parser, main
 from ledger_engine.config import PROJECT_ROOT, Settings
 from ledger_engine.reconcile.formats.camt053 import parse_camt053
 from ledger_engine.reconcile.generator import KINDS, DifferencePlan
-from ledger_engine.reconcile.inbox import land_statement
 from ledger_engine.reconcile.job import declared_sources
 from ledger_engine.reconcile.matching.spark import spark_matcher
 from ledger_engine.reconcile.run import reconcile
 from ledger_engine.reconcile.sample import sample_statement
+from ledger_engine.reconcile.statement_inbox import land_statement
 from ledger_engine.store.database import connect
 from tests.support.bank import deposit, transfer
 from tests.support.database import rows

@@ -27,10 +27,10 @@ from ledger_engine.cli import main
 from ledger_engine.core.ingest import event_to_line
 from ledger_engine.core.records import Event
 from ledger_engine.errors import LoginError
-from ledger_engine.reconcile.inbox import land_statement
 from ledger_engine.reconcile.matching.reference import match
 from ledger_engine.reconcile.run import reconcile
 from ledger_engine.reconcile.sources import Sources
+from ledger_engine.reconcile.statement_inbox import land_statement
 from ledger_engine.runtime.serial import run_serial
 from ledger_engine.store.database import connect, libpq_url
 from ledger_engine.store.migrations import SQL_DIR, migrate, migrations

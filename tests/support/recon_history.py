@@ -32,12 +32,12 @@ from pathlib import Path
 from hypothesis import strategies as st
 from sqlalchemy import Engine
 
-from ledger_engine.reconcile.inbox import land_statement
 from ledger_engine.reconcile.matching import LedgerItem, MatchingOutcome, StatementItem
 from ledger_engine.reconcile.matching.reference import match
 from ledger_engine.reconcile.rules import AmountCriterion, Rule
 from ledger_engine.reconcile.run import Matcher, reconcile
 from ledger_engine.reconcile.sources import Source, Sources
+from ledger_engine.reconcile.statement_inbox import land_statement
 from tests.support.bank import deposit
 from tests.support.database import rows
 from tests.support.events import event_file

@@ -7,7 +7,7 @@ missing field, a null account id, a missing request id, a stream name nobody dec
 share are client retries that reuse an earlier request id, mostly with the same payload and
 sometimes with another one.
 
-`ledger_engine.pipeline.inbox.write_event_files` lands them as files, for this ledger or any.
+`ledger_engine.pipeline.event_inbox.write_event_files` lands them as files, for this ledger or any.
 
 Ids look like ``acct-000042`` / ``asset-000042`` (account *i* owns asset entry *i*) and request
 ids like ``req-<seed>-<n>``. The same arguments always give the same events.

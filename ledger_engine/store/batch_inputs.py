@@ -20,7 +20,7 @@ def committed_files(engine: Engine, names: Iterable[str]) -> set[str]:
     with engine.connect() as conn:
         cursor = conn.connection.cursor()
         try:
-            cursor.execute(statement("inbox/committed_files"), {"names": names})
+            cursor.execute(statement("batch_inputs/committed_files"), {"names": names})
         except errors.UndefinedTable:
             return set()
         return {name for (name,) in cursor.fetchall()}

@@ -1,4 +1,4 @@
-"""Landing event files in the inbox (`ledger_engine.pipeline.inbox`): compact JSON lines,
+"""Landing event files in the inbox (`ledger_engine.pipeline.event_inbox`): compact JSON lines,
 files numbered in event order, each appearing complete under its final name, landing one
 millisecond after another so that Spark's file source takes them in order."""
 
@@ -12,8 +12,8 @@ from pathlib import Path
 from ledger_engine import Event
 from ledger_engine.apps.bank.generator import generate_events
 from ledger_engine.core.ingest import event_to_line
-from ledger_engine.pipeline import inbox
-from ledger_engine.pipeline.inbox import write_event_files
+from ledger_engine.pipeline import event_inbox as inbox
+from ledger_engine.pipeline.event_inbox import write_event_files
 from tests.support.bank import deposit
 
 
