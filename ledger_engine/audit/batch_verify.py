@@ -10,8 +10,8 @@ the batches in scope (never the ledger's history):
 - the batch counts of the scope (the SQL of the batch suite's rules of that name, with the
   scope bound as parameters).
 
-Everything is read in one repeatable-read snapshot, the scope first: a batch committed while
-the audit runs is in none of its numbers, and is the next audit's. The transaction runs under
+Everything is read in one consistent read (REPEATABLE READ), the scope first: a batch
+committed while the audit runs is in none of its numbers, and is the next audit's. The transaction runs under
 the batch audit's planner settings (`ledger_engine.audit.session`).
 """
 

@@ -101,7 +101,7 @@ def check_name(table: Table) -> str:
 def scope_tree_checks(
     conn: Connection, ledger: StreamingLedger, scope: AuditScope
 ) -> list[CheckResult]:
-    """One check per table, in the snapshot `conn` reads (the one `scope` was read in)."""
+    """One check per table, in the consistent read `conn` is in (the one `scope` was read in)."""
     tables = [table for _, table in sorted(ledger.tables.items())]
     if scope.last_batch < 0:  # nothing committed, nothing recorded to follow
         return [CheckResult(SUITE, check_name(t), True) for t in tables]

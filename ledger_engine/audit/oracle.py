@@ -20,7 +20,7 @@ from ledger_engine.core.ingest import ingest_files
 
 from .expected import file_line
 from .rederivation import Rederivation
-from .stored_log import MAX_POSITION, StoredLog, batch_rows, read_snapshot
+from .stored_log import MAX_POSITION, StoredLog, batch_rows, consistent_read
 
 MAX_LISTED = 5  # files listed per finding
 
@@ -38,7 +38,7 @@ def serial_differences(
     batches took in; empty when it holds exactly what it must. With `complete`, every
     `*.jsonl` file in `inbox` must have been taken in by exactly one batch."""
     found: list[str] = []
-    with read_snapshot(engine) as conn:
+    with consistent_read(engine) as conn:
         batches = committed_inputs(conn)
         names = [name for _, files in batches for name in files]
         doubled = sorted({n for n in names if names.count(n) > 1})

@@ -18,7 +18,7 @@ chunk by chunk, what every line must have become (`expected`) with what the stor
 - batch counts: each batch row's counts, and batch ids 0..n-1;
 - table <name>: every row, by key.
 
-The store is read through one snapshot, in step with the chunks, so memory holds one chunk's
+The store is read in one consistent read, in step with the chunks, so memory holds one chunk's
 lines and rows, the tables' state and one fingerprint per executed request id, never the whole
 log. Each check counts its differences and words the first `SHOWN`, naming batch, position,
 request, table and key.
@@ -45,7 +45,7 @@ from ledger_engine.core.records import (
 )
 from ledger_engine.core.storable import brief
 from ledger_engine.runtime.serial import SerialRun
-from ledger_engine.store.state import snapshot_rows
+from ledger_engine.store.state import state_rows
 
 from .expected import (
     ChangeRecord,
@@ -196,7 +196,7 @@ class Rederivation:
         for name, table in sorted(self.ledger.tables.items()):
             if on_table is not None:
                 on_table(name)
-            self._compare_table(name, self.chained.state[name], snapshot_rows(conn, table))
+            self._compare_table(name, self.chained.state[name], state_rows(conn, table))
         return self.tallies
 
     # -- lines --

@@ -6,8 +6,8 @@ runs the lines chunk by chunk with the serial runner (chained: one run over the 
 compares every event's outcome, the event log, rejections, duplicates, executed request ids,
 the change log, results, every batch row's counts and every table's rows with the store
 (`rederivation`). Each check names the batch, position, request, table and key of its first
-differences. It reads one snapshot and holds one chunk of lines at a time, so it runs beside
-the pipeline and scales with the log: memory is one chunk, the tables' state and a fingerprint
+differences. It reads in one consistent read and holds one chunk of lines at a time, so it
+runs beside the pipeline and scales with the log: memory is one chunk, the tables' state and a fingerprint
 per executed request id (about 240 bytes each).
 
 Rebuilding a line's event, exactly where the store can:
@@ -51,7 +51,7 @@ from ledger_engine.store.schema import check_declared_schema
 from .expected import Line, LineRecord
 from .rederivation import Rederivation
 from .stored_form import StoredFormEvent
-from .stored_log import StoredLog, batch_rows, read_snapshot
+from .stored_log import StoredLog, batch_rows, consistent_read
 
 SUITE = "replay"
 CHUNK_LINES = 5_000  # lines re-executed and compared at a time (about 7 MB per 1,000)
@@ -142,7 +142,7 @@ def replay_checks(
     if chunk_lines < 1:
         raise ValueError(f"chunk_lines must be >= 1, got {chunk_lines}")
     started = time.monotonic()
-    with read_snapshot(engine) as conn:
+    with consistent_read(engine) as conn:
         check_declared_schema(conn, ledger)
         batches = batch_rows(conn)
         batch_ids = [row.batch_id for row in batches]

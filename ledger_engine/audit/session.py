@@ -1,7 +1,7 @@
 """The PostgreSQL settings the batch audit's queries run under.
 
 Every query of the batch audit reads a range of batches from the log tables' primary keys,
-and the range is data (`ledger_audit_scope`, or numbers read in the same snapshot), so
+and the range is data (`ledger_audit_scope`, or numbers read in the same consistent read), so
 PostgreSQL plans it without knowing how many rows it holds: it guesses 0.5% of the table, on a
 large ledger a few tens of thousands of rows for the 3x10^5 change-log entries of a 10^5-event
 batch. Four defaults then cost more than the checks themselves, or far more (measured on a

@@ -1,7 +1,7 @@
 """Reading the committed event log, change log and results in (batch, position) order, in
-step with the chunks a re-derivation runs, from one snapshot of the store.
+step with the chunks a re-derivation runs, in one consistent read of the store.
 
-`read_snapshot` opens a read-only REPEATABLE READ transaction, so that reads taking minutes
+`consistent_read` opens a read-only REPEATABLE READ transaction, so that reads taking minutes
 still see one committed state while the pipeline commits more. `StoredLog` reads through
 server-side cursors, a few thousand rows at a time, never the whole log.
 """
@@ -20,8 +20,8 @@ MAX_POSITION = 2**31 - 1  # positions are PostgreSQL integers
 
 
 @contextmanager
-def read_snapshot(engine: Engine) -> Iterator[Connection]:
-    """A read-only connection whose reads all see one snapshot of the store, however long
+def consistent_read(engine: Engine) -> Iterator[Connection]:
+    """A read-only connection whose reads all see one state of the store, however long
     they take and whatever commits meanwhile."""
     with engine.connect() as conn:
         conn.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
@@ -95,7 +95,7 @@ class _Rows:
 class StoredLog:
     """The committed event log, change log and results, read in (batch, position) order.
 
-    `conn` must be in a transaction that sees one snapshot (REPEATABLE READ): the three
+    `conn` must be in a transaction that sees one state of the store (REPEATABLE READ): the three
     cursors and the tables read at the end must agree. `batch_id` restricts it to one batch.
     """
 

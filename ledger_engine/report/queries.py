@@ -1,4 +1,4 @@
-"""What a page shows of the ledger, read from the system of record in one snapshot.
+"""What a page shows of the ledger, read from the system of record in one consistent read.
 
 Every SQL text of the report is here, each a `text()` with named parameters bound at execution
 (nothing is ever formatted into the SQL), or a file of `audit/sql/` where a declared table's
@@ -89,7 +89,7 @@ class TableTotal:
 
 @dataclass(frozen=True)
 class LedgerView:
-    """What a page shows of the system of record, read in one snapshot."""
+    """What a page shows of the system of record, in one consistent read."""
 
     totals: Totals
     latest: list[BatchRow]  # newest first
@@ -142,8 +142,8 @@ _REJECTIONS_SQL = text(
 def read_ledger(
     engine: Engine, *, table_batches: int = TABLE_BATCHES, chart_points: int = CHART_POINTS
 ) -> LedgerView:
-    """Read what a page shows, in one repeatable-read snapshot (a batch committing meanwhile
-    shows in none of the numbers, or in all of them)."""
+    """Read what a page shows, in one consistent read (REPEATABLE READ): a batch committing
+    meanwhile shows in none of the numbers, or in all of them."""
     with engine.connect() as conn:
         conn = conn.execution_options(isolation_level="REPEATABLE READ")
         with conn.begin():

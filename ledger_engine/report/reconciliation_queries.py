@@ -1,4 +1,4 @@
-"""What a reconciliation page shows, read from the system of record in one snapshot.
+"""What a reconciliation page shows, read from the system of record in one consistent read.
 
 The SQL is the audit's own (`ledger_engine/audit/sql/report_reconciliation_*.sql`), written
 apart from the store that records the runs; every value is bound at execution. The
@@ -97,7 +97,7 @@ class DriftRow:
 
 @dataclass(frozen=True)
 class ReconciliationView:
-    """What a reconciliation page shows, read in one snapshot at `read_at`."""
+    """What a reconciliation page shows, read in one consistent read at `read_at`."""
 
     read_at: datetime
     runs: list[RunRow]  # by source, then run id
@@ -126,8 +126,8 @@ def read_reconciliation(
     drift_rows: int = DRIFT_ROWS,
     age_edges: Sequence[int] = AGE_EDGES,
 ) -> ReconciliationView:
-    """Read what the page of the runs `run_ids` shows, in one repeatable-read snapshot (a run
-    committing meanwhile shows in none of the figures, or in all of them). Raises
+    """Read what the page of the runs `run_ids` shows, in one consistent read (REPEATABLE
+    READ): a run committing meanwhile shows in none of the figures, or in all of them. Raises
     `UnknownRuns` for an id no run has."""
     ids = sorted(set(run_ids))
     with engine.connect() as conn:

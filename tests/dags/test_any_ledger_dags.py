@@ -23,7 +23,7 @@ from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.core.records import Event
 from ledger_engine.pipeline.event_inbox import write_event_files
 from ledger_engine.store.database import connect, ledger_url
-from ledger_engine.store.state import snapshot_rows
+from ledger_engine.store.state import state_rows
 from tests.dags.conftest import Sequence
 
 TESTS = Path(__file__).parents[1]
@@ -110,7 +110,7 @@ def test_the_pipeline_and_replay_dags_run_a_users_ledger_green(
     try:
         with engine.connect() as conn:
             for table in ledger.tables.values():
-                assert dict(snapshot_rows(conn, table)) == expected.state[table.name]
+                assert dict(state_rows(conn, table)) == expected.state[table.name]
     finally:
         engine.dispose()
 

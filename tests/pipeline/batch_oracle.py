@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import Engine
 
 from ledger_engine.audit.expected import LineRecord, event_ends, expected_records, file_line
-from ledger_engine.audit.stored_log import StoredLog, read_snapshot
+from ledger_engine.audit.stored_log import StoredLog, consistent_read
 from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.core.ingest import ingest_files
 from ledger_engine.core.records import Event, RunResult
@@ -72,7 +72,7 @@ def expected_batch(
 
 def stored_batch(engine: Engine, batch_id: int) -> list[LineOutcome]:
     """Every line of a committed batch as the system of record holds it, in batch order."""
-    with read_snapshot(engine) as conn:
+    with consistent_read(engine) as conn:
         log = StoredLog(conn, batch_id)
         try:
             return [line_outcome(r) for r in log.lines_through(None)]

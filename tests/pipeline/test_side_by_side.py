@@ -17,7 +17,7 @@ from ledger_engine.store.database import connect, ledger_schema, ledger_url
 from ledger_engine.store.lease import run_lease
 from ledger_engine.store.migrations import migrate
 from ledger_engine.store.schema import apply_declared_schema
-from ledger_engine.store.state import snapshot_rows
+from ledger_engine.store.state import state_rows
 from tests.support.database import rows
 from tests.support.events import event_file
 
@@ -85,7 +85,7 @@ def test_batches_of_two_ledgers_commit_side_by_side_as_serially(two_ledgers, com
         expected = run_serial(ledger, events)
         with engine.connect() as conn:
             for table in ledger.tables.values():
-                stored = dict(snapshot_rows(conn, table))
+                stored = dict(state_rows(conn, table))
                 assert stored == expected.state[table.name], table.name
         assert rows(engine, "SELECT count(*) FROM ledger_duplicates") == [
             (len(expected.duplicates),)

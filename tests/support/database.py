@@ -11,7 +11,7 @@ from sqlalchemy import Engine, text
 from ledger_engine.config import Settings
 from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.store.database import open_store
-from ledger_engine.store.state import snapshot_rows
+from ledger_engine.store.state import state_rows
 
 
 def rows(engine: Engine, query: str, **params: Any) -> list[tuple]:
@@ -26,7 +26,7 @@ def committed_state(settings: Settings, ledger: StreamingLedger) -> dict[str, di
     engine = open_store(settings)
     try:
         with engine.connect() as conn:
-            return {name: dict(snapshot_rows(conn, table)) for name, table in ledger.tables.items()}
+            return {name: dict(state_rows(conn, table)) for name, table in ledger.tables.items()}
     finally:
         engine.dispose()
 
