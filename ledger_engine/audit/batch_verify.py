@@ -11,8 +11,8 @@ the batches in scope (never the ledger's history):
   scope bound as parameters).
 
 Everything is read in one consistent read (REPEATABLE READ), the scope first: a batch
-committed while the audit runs is in none of its numbers, and is the next audit's. The transaction runs under
-the batch audit's planner settings (`ledger_engine.audit.session`).
+committed while the audit runs is in none of its numbers, and is the next audit's. The
+transaction runs under the batch audit's planner settings (`ledger_engine.audit.session`).
 """
 
 from __future__ import annotations

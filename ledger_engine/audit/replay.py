@@ -7,8 +7,8 @@ compares every event's outcome, the event log, rejections, duplicates, executed 
 the change log, results, every batch row's counts and every table's rows with the store
 (`rederivation`). Each check names the batch, position, request, table and key of its first
 differences. It reads in one consistent read and holds one chunk of lines at a time, so it
-runs beside the pipeline and scales with the log: memory is one chunk, the tables' state and a fingerprint
-per executed request id (about 240 bytes each).
+runs beside the pipeline and scales with the log: memory is one chunk, the tables' state and a
+fingerprint per executed request id (about 240 bytes each).
 
 Rebuilding a line's event, exactly where the store can:
 
