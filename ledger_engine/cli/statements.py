@@ -16,7 +16,7 @@ from ledger_engine.cli.parsing import Commands, positive
 from ledger_engine.config import Settings
 from ledger_engine.errors import NoSampleStatement, SourcesError
 from ledger_engine.landing.files import land_whole
-from ledger_engine.reconcile.generator import KINDS, DifferencePlan
+from ledger_engine.reconcile.generated_statement import KINDS, DifferencePlan
 
 LISTED_FILES = 20  # files listed per source, newest first, by default
 STATEMENTS_HELP = """Where each declared source's statement files land, and what became of

@@ -43,6 +43,9 @@ are found, and `GeneratedStatement.injected` says how often it was. Everything i
 
 Statement ids: an entry is known by its 1-based position in the file; once the file is loaded
 as `file_id`, its item id is `(file_id, position)` (`GeneratedStatement.statement_items`).
+
+The plan and the statement with its truth are `reconcile.generated_statement`'s types; the
+rules are `reconcile.rules.default_rules`, the bank's declared rules too.
 """
 
 from __future__ import annotations
@@ -50,11 +53,10 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 
 from ledger_engine.core.records import INT64_MAX, INT64_MIN
-from ledger_engine.reconcile.entries import StatementEntry
 from ledger_engine.reconcile.formats.camt053_writer import (
     NOT_PROVIDED,
     CamtEntry,
@@ -62,227 +64,36 @@ from ledger_engine.reconcile.formats.camt053_writer import (
     text_problem,
     write_camt053,
 )
+from ledger_engine.reconcile.generated_statement import (
+    KINDS,
+    MIRRORED,
+    ONE_OF_EACH,
+    DifferencePlan,
+    ExpectedBalance,
+    ExpectedBreak,
+    ExpectedMatch,
+    GeneratedEntry,
+    GeneratedStatement,
+)
 from ledger_engine.reconcile.matching import (
     AMOUNT_MISMATCH,
-    BREAK_REASONS,
     DUPLICATE,
     MISSING_IN_LEDGER,
     MISSING_IN_STATEMENT,
-    Break,
-    ItemId,
     LedgerItem,
-    Match,
-    MatchingOutcome,
-    StatementItem,
 )
 from ledger_engine.reconcile.matching.similarity import fold
-from ledger_engine.reconcile.rules import MANY_TO_ONE, ONE_TO_MANY, AmountCriterion, Rule
-
-DEFAULT_TOLERANCE = 50  # minor units
-DEFAULT_WINDOW_DAYS = 3
-
-EXACT = "same reference, amount and day"
-TOLERANT = "same reference, near amount and date"
-SPLIT = "split payment"
-MERGED = "merged payment"
-NO_REFERENCE = "same amount and day, no reference"
-
-MIRRORED = "mirrored"  # no difference: the entry as the ledger has it
-
-
-def default_rules(
-    amount_tolerance: int = DEFAULT_TOLERANCE, window_days: int = DEFAULT_WINDOW_DAYS
-) -> tuple[Rule, ...]:
-    """The rules the generator's truth holds for, in priority order: exact reference (and
-    amount and day) first, then the same reference with the amount within
-    `amount_tolerance` minor units and the date within `window_days`, then split and merged
-    payments grouped by reference, and last, for movements that carry no reference, the same
-    amount on the same day."""
-    assert amount_tolerance >= 0 and window_days >= 0
-    tolerant = AmountCriterion(amount_tolerance)
-    return (
-        Rule(EXACT, 0, window_days=0, reference_similarity=1.0),
-        Rule(TOLERANT, 1, amount=tolerant, window_days=window_days, reference_similarity=1.0),
-        Rule(
-            SPLIT,
-            2,
-            strategy=MANY_TO_ONE,
-            group_by="reference",
-            window_days=window_days,
-            reference_similarity=1.0,
-        ),
-        Rule(
-            MERGED,
-            3,
-            strategy=ONE_TO_MANY,
-            group_by="reference",
-            window_days=window_days,
-            reference_similarity=1.0,
-        ),
-        # Exact amount and day, and nothing else: the generator's account of which items this
-        # rule may pair (`_Exposure`) depends on it.
-        Rule(NO_REFERENCE, 4, window_days=0),
-    )
-
-
-@dataclass(frozen=True)
-class DifferencePlan:
-    """How many differences of each kind to inject (at most; see the module's docstring)."""
-
-    missing_in_statement: int = 1
-    unknown_entries: int = 1
-    drift_inside: int = 1
-    drift_outside: int = 1
-    shift_inside: int = 1
-    shift_outside: int = 1
-    splits: int = 1
-    merges: int = 1
-    duplicates: int = 1
-
-    def __post_init__(self) -> None:
-        for f in fields(self):
-            assert getattr(self, f.name) >= 0, f.name
-
-    @classmethod
-    def none(cls) -> DifferencePlan:
-        """A plan of no differences: every movement mirrored."""
-        return cls(**{f.name: 0 for f in fields(cls)})
-
-
-KINDS = tuple(f.name for f in fields(DifferencePlan))
-
-
-@dataclass(frozen=True)
-class GeneratedEntry:
-    """One entry of the generated file, at `position` (1-based, across its statements)."""
-
-    position: int
-    account: str  # the ledger key
-    statement_account: str  # the statement's account id (an IBAN, ...)
-    amount: int
-    booking_date: date
-    value_date: date
-    reference: str | None
-    servicer_reference: str
-    description: str | None
-
-    def item(self, file_id: int) -> StatementItem:
-        """The entry as matching sees it once its file is loaded as `file_id`."""
-        return StatementItem(
-            (file_id, self.position),
-            self.account,
-            self.amount,
-            self.value_date,
-            self.reference,
-            self.description,
-        )
-
-
-@dataclass(frozen=True)
-class ExpectedMatch:
-    """A match a correct run must make, and the difference (`kind`) it shows."""
-
-    kind: str
-    rule: str
-    account: str
-    positions: tuple[int, ...]
-    ledger_ids: tuple[ItemId, ...]
-    amount_difference: int
-    date_difference_days: int
-
-    def match(self, file_id: int) -> Match:
-        """The match, with the statement ids of the file loaded as `file_id`."""
-        return Match(
-            self.rule,
-            self.account,
-            tuple((file_id, p) for p in self.positions),
-            self.ledger_ids,
-            self.amount_difference,
-            self.date_difference_days,
-        )
-
-
-@dataclass(frozen=True)
-class ExpectedBreak:
-    """A break a correct run must name, and the difference (`kind`) that caused it."""
-
-    kind: str
-    reason: str
-    account: str
-    positions: tuple[int, ...]
-    ledger_ids: tuple[ItemId, ...]
-    amount_difference: int | None = None
-
-    def break_(self, file_id: int) -> Break:
-        """The break, with the statement ids of the file loaded as `file_id`."""
-        return Break(
-            self.reason,
-            self.account,
-            tuple((file_id, p) for p in self.positions),
-            self.ledger_ids,
-            self.amount_difference,
-        )
-
-
-@dataclass(frozen=True)
-class ExpectedBalance:
-    """A statement's balances of one ledger row, as written (closing as of the end of
-    `closing_date`, UTC, the way camt.053's bare dates read)."""
-
-    account: str
-    opening: int
-    closing: int
-    opening_date: date
-    closing_date: date
-
-
-@dataclass(frozen=True)
-class GeneratedStatement:
-    """The generated camt.053 file (`document`), its entries, and the truth about them."""
-
-    document: bytes
-    message_id: str
-    entries: tuple[GeneratedEntry, ...]
-    balances: tuple[ExpectedBalance, ...]
-    matches: tuple[ExpectedMatch, ...]
-    breaks: tuple[ExpectedBreak, ...]
-    rules: tuple[Rule, ...]
-    injected: Mapping[str, int]  # per kind of DifferencePlan, how many were injected
-
-    def statement_items(self, file_id: int) -> tuple[StatementItem, ...]:
-        """The entries as matching sees them once the file is loaded as `file_id`."""
-        return tuple(e.item(file_id) for e in self.entries)
-
-    def truth(self, file_id: int) -> MatchingOutcome:
-        """What a correct run over the file loaded as `file_id` concludes, in `MatchingOutcome`'s
-        order."""
-        priority = {r.name: r.priority for r in self.rules}
-        matches = sorted(
-            (m.match(file_id) for m in self.matches),
-            key=lambda m: (priority[m.rule], m.statement_ids[0]),
-        )
-        breaks = sorted(
-            (b.break_(file_id) for b in self.breaks),
-            key=lambda b: (BREAK_REASONS.index(b.reason), (b.statement_ids or b.ledger_ids)[0]),
-        )
-        return MatchingOutcome(tuple(matches), tuple(breaks))
-
-
-def statement_items(entries: Iterable[StatementEntry], file_id: int) -> list[StatementItem]:
-    """Loaded statement entries (of the file `file_id`) as matching sees them: id
-    `(file_id, position)`, dated by the value date if the entry has one, else its booking
-    date."""
-    return [
-        StatementItem(
-            (file_id, e.position),
-            e.account,
-            e.amount,
-            e.value_date or e.booking_date,
-            e.reference,
-            e.description,
-        )
-        for e in entries
-    ]
+from ledger_engine.reconcile.rules import (
+    DEFAULT_TOLERANCE,
+    DEFAULT_WINDOW_DAYS,
+    EXACT,
+    MERGED,
+    NO_REFERENCE,
+    SPLIT,
+    TOLERANT,
+    Rule,
+    default_rules,
+)
 
 
 def statement_with_differences(
@@ -290,7 +101,7 @@ def statement_with_differences(
     *,
     seed: int,
     account_ids: Mapping[str, str],
-    differences: DifferencePlan = DifferencePlan(),  # frozen: safe to share
+    differences: DifferencePlan = ONE_OF_EACH,
     opening_balances: Mapping[str, int] | None = None,
     currency: str = "EUR",
     precision: int = 2,

@@ -143,3 +143,52 @@ def _similarity(where: str, field: str, body: Any) -> float | None:
     if not isinstance(value, int | float) or isinstance(value, bool) or not 0 < value <= 1:
         raise SourcesError(f"{where}: {field} similarity must be a number above 0, at most 1")
     return float(value)
+
+
+# -- the default rules ------------------------------------------------------------------------
+# The rules the bank's declaration (`expectations/bank/reconciliation.toml`) lists, and the ones
+# the statement generator's truth holds for (`reconcile.generator`).
+
+DEFAULT_TOLERANCE = 50  # minor units
+DEFAULT_WINDOW_DAYS = 3
+
+EXACT = "same reference, amount and day"
+TOLERANT = "same reference, near amount and date"
+SPLIT = "split payment"
+MERGED = "merged payment"
+NO_REFERENCE = "same amount and day, no reference"
+
+
+def default_rules(
+    amount_tolerance: int = DEFAULT_TOLERANCE, window_days: int = DEFAULT_WINDOW_DAYS
+) -> tuple[Rule, ...]:
+    """The rules the generator's truth holds for, in priority order: exact reference (and
+    amount and day) first, then the same reference with the amount within
+    `amount_tolerance` minor units and the date within `window_days`, then split and merged
+    payments grouped by reference, and last, for movements that carry no reference, the same
+    amount on the same day."""
+    assert amount_tolerance >= 0 and window_days >= 0
+    tolerant = AmountCriterion(amount_tolerance)
+    return (
+        Rule(EXACT, 0, window_days=0, reference_similarity=1.0),
+        Rule(TOLERANT, 1, amount=tolerant, window_days=window_days, reference_similarity=1.0),
+        Rule(
+            SPLIT,
+            2,
+            strategy=MANY_TO_ONE,
+            group_by="reference",
+            window_days=window_days,
+            reference_similarity=1.0,
+        ),
+        Rule(
+            MERGED,
+            3,
+            strategy=ONE_TO_MANY,
+            group_by="reference",
+            window_days=window_days,
+            reference_similarity=1.0,
+        ),
+        # Exact amount and day, and nothing else: the generator's account of which items this
+        # rule may pair (`_Exposure`) depends on it.
+        Rule(NO_REFERENCE, 4, window_days=0),
+    )

@@ -18,18 +18,18 @@ from datetime import date
 from sqlalchemy import Engine
 
 from ledger_engine.errors import NoSampleStatement
-from ledger_engine.reconcile.generator import (
+from ledger_engine.reconcile.generated_statement import (
+    ONE_OF_EACH,
     DifferencePlan,
     GeneratedStatement,
-    statement_with_differences,
 )
+from ledger_engine.reconcile.generator import statement_with_differences
 from ledger_engine.reconcile.run import ledger_rows_of, start_of
 from ledger_engine.reconcile.sources import Source, Sources
 from ledger_engine.reconcile.storage.runs import balances_at_batch, first_rows, read_scope
 
 SAMPLE_ACCOUNTS = 5  # accounts of a sample, where the source does not name its own
 SAMPLE_FORMAT = "camt053"  # the one format samples are written in
-ONE_OF_EACH = DifferencePlan()  # the default plan: one difference of each kind
 
 
 @dataclass(frozen=True)

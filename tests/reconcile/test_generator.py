@@ -21,19 +21,14 @@ from ledger_engine.reconcile.formats.camt053_writer import (
     text_problem,
     write_camt053,
 )
-from ledger_engine.reconcile.generator import (
-    EXACT,
+from ledger_engine.reconcile.generated_statement import (
     KINDS,
-    MERGED,
     MIRRORED,
-    NO_REFERENCE,
-    SPLIT,
-    TOLERANT,
     DifferencePlan,
     GeneratedStatement,
     statement_items,
-    statement_with_differences,
 )
+from ledger_engine.reconcile.generator import statement_with_differences
 from ledger_engine.reconcile.matching import (
     AMOUNT_MISMATCH,
     DUPLICATE,
@@ -43,6 +38,7 @@ from ledger_engine.reconcile.matching import (
     MatchingOutcome,
 )
 from ledger_engine.reconcile.matching.reference import match
+from ledger_engine.reconcile.rules import EXACT, MERGED, NO_REFERENCE, SPLIT, TOLERANT
 from ledger_engine.reconcile.sources import Source
 
 IBAN = "DE89370400440532013000"

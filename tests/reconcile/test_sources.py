@@ -260,7 +260,7 @@ def test_two_rules_of_a_source_may_not_share_a_name():
 def test_the_banks_declared_rules_are_those_its_demo_statements_are_generated_for():
     from ledger_engine.apps.bank.ledger import build_ledger
     from ledger_engine.config import PROJECT_ROOT
-    from ledger_engine.reconcile.generator import default_rules
+    from ledger_engine.reconcile.rules import default_rules
 
     ledger = build_ledger()
     path = PROJECT_ROOT / "expectations" / "bank" / "reconciliation.toml"

@@ -18,7 +18,7 @@ from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.cli import build_parser, main
 from ledger_engine.config import PROJECT_ROOT, Settings
 from ledger_engine.reconcile.formats.camt053 import parse_camt053
-from ledger_engine.reconcile.generator import KINDS, DifferencePlan
+from ledger_engine.reconcile.generated_statement import KINDS, DifferencePlan
 from ledger_engine.reconcile.job import declared_sources
 from ledger_engine.reconcile.matching.spark import spark_matcher
 from ledger_engine.reconcile.run import reconcile
