@@ -77,7 +77,7 @@ if TYPE_CHECKING:
 
 SUITE_NAME = "ledger_batch_integrity"
 ASSET_NAME = "audit_scope"
-ASSET_QUERY = "SELECT first_batch, last_batch FROM ledger_audit_scope"
+ASSET_QUERY = audit_query("batch_expectations_audit_scope")
 BATCH_DEFINITION_NAME = "the_audit_scope"
 VALIDATION_DEFINITION_NAME = "ledger_batch_integrity_on_audit_scope"
 CHECKPOINT_NAME = "ledger_batch_integrity"

@@ -27,6 +27,7 @@ from sqlalchemy import Connection, Engine, text
 
 from ledger_engine.audit.findings import MAX_FINDINGS, AuditScope, CheckResult
 from ledger_engine.audit.scope import Mark
+from ledger_engine.audit.sql_files import audit_query
 
 # The documented format of a batch row's hash: which fields, and the hash that batch 0 names.
 HASHED_FIELDS = (
@@ -56,21 +57,16 @@ def batch_row_hash(row: Mapping[str, Any]) -> str:
 SUITE = "merkle"
 NAME = "batch hash chain"
 SLICE_NAME = "batch hash chain over the scope"
-_COLUMNS = ", ".join(dict.fromkeys((*HASHED_FIELDS, "batch_hash")))
-# A column list of constant names (HASHED_FIELDS), never data; the range is bound.
-_SLICE = text(
-    f"SELECT {_COLUMNS} FROM ledger_batches WHERE batch_id BETWEEN :first AND :last"
-    " ORDER BY batch_id"
-)
+# Both read `HASHED_FIELDS` and `batch_hash` (the files name the columns, in that order); the
+# slice's range is bound.
+_ALL = text(audit_query("chain_batches"))
+_SLICE = text(audit_query("chain_slice"))
 
 
 def verify_chain(engine: Engine) -> CheckResult:
     """The chain check over every batch row, in batch id order."""
     with engine.connect() as conn:
-        rows = [
-            dict(r._mapping)
-            for r in conn.execute(text(f"SELECT {_COLUMNS} FROM ledger_batches ORDER BY batch_id"))
-        ]
+        rows = [dict(r._mapping) for r in conn.execute(_ALL)]
     return _check(NAME, chain_breaks(rows))
 
 

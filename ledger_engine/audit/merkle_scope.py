@@ -24,74 +24,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from psycopg2 import sql
 from sqlalchemy import Connection, text
 
 from ledger_engine.audit.findings import AuditScope, CheckResult
 from ledger_engine.audit.merkle_tree import DIGEST_MODULUS, ROOT_OF_NOTHING, tree_root
 from ledger_engine.audit.snapshots import (
     SUITE,
+    composable,
     digest_of_word_sums,
     log_key_json,
     recorded_tree,
 )
+from ledger_engine.audit.sql_files import audit_query
 from ledger_engine.core.declarations import StreamingLedger, Table
 
-_ROOTS = text("SELECT merkle_roots FROM ledger_batches WHERE batch_id = :batch_id")
-
-# The canonical JSON of a jsonb value, as `ledger_canonical_json` gives it: for a scalar (a
-# number, in the bank's tables) it is the value's text, which that PL/pgSQL function returns
-# too, so the function is called for objects and arrays only (a call per value cost most of
-# this check's time).
-_CANONICAL = (
-    "CASE WHEN jsonb_typeof({v}) IN ('object', 'array')"
-    " THEN ledger_canonical_json({v}) ELSE {v}::text END"
-)
-# Per bucket, the leaves of each key written in scope: as its last `after` in the scope (the
-# tree now) and as its first `before` (the tree before the scope), summed word by word as
-# `snapshots.bucket_digests` sums them; a NULL side (no row) has no leaf. The scope's entries
-# of the table are read once, along the primary key by batch alone (`OFFSET 0` keeps the
-# table name out of that scan: see batch_expectations._entries), and sorted once by key
-# (bytewise: any order groups a key's changes, and it sorts faster than the database's
-# collation) and order for both the first `before` (DISTINCT ON) and the last `after` (a
-# window). The range and the table name are bound.
-_NET_SUMS = sql.SQL(
-    """SELECT bucket,
-       sum(a0), count(*) FILTER (WHERE a0 < 0), sum(a1), count(*) FILTER (WHERE a1 < 0),
-       sum(a2), count(*) FILTER (WHERE a2 < 0), sum(a3), count(*) FILTER (WHERE a3 < 0),
-       sum(b0), count(*) FILTER (WHERE b0 < 0), sum(b1), count(*) FILTER (WHERE b1 < 0),
-       sum(b2), count(*) FILTER (WHERE b2 < 0), sum(b3), count(*) FILTER (WHERE b3 < 0)
-FROM (
-    SELECT ledger_merkle_bucket(key_json) AS bucket,
-           ledger_merkle_word(after_leaf, 0) AS a0, ledger_merkle_word(after_leaf, 1) AS a1,
-           ledger_merkle_word(after_leaf, 2) AS a2, ledger_merkle_word(after_leaf, 3) AS a3,
-           ledger_merkle_word(before_leaf, 0) AS b0, ledger_merkle_word(before_leaf, 1) AS b1,
-           ledger_merkle_word(before_leaf, 2) AS b2, ledger_merkle_word(before_leaf, 3) AS b3
-    FROM (
-        SELECT key_json,
-               ledger_merkle_leaf(key_json, {after_json}) AS after_leaf,
-               ledger_merkle_leaf(key_json, {before_json}) AS before_leaf
-        FROM (
-            SELECT DISTINCT ON (c.key COLLATE "C") {key_json} AS key_json, c.before,
-                   last_value(c.after) OVER (
-                       PARTITION BY c.key COLLATE "C" ORDER BY c.batch_id, c.position, c.seq
-                       ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING
-                   ) AS after
-            FROM (
-                SELECT s.table_name, s.key, s.batch_id, s.position, s.seq, s.before, s.after
-                FROM ledger_change_log AS s
-                WHERE s.batch_id BETWEEN %s AND %s
-                OFFSET 0
-            ) AS c
-            WHERE c.table_name = %s
-            ORDER BY c.key COLLATE "C", c.batch_id, c.position, c.seq
-        ) AS net
-        OFFSET 0
-    ) AS leaves
-    OFFSET 0
-) AS words
-GROUP BY bucket"""
-)
+_ROOTS = text(audit_query("merkle_scope_batch_roots"))
+# Per bucket, the word sums of the leaves of each key written in scope, as its last `after` and
+# as its first `before`, from one read of the scope's entries of the table (the file says how):
+# composed by psycopg2 with the key's expression for the table's key type; the range and the
+# table name are bound.
+_NET_SUMS = composable("merkle_scope_net_sums")
 
 
 def check_name(table: Table) -> str:
@@ -157,11 +109,7 @@ def _net_digests(
 ) -> tuple[dict[int, int], dict[int, int]]:
     """The bucket digests (bucket -> digest; zero digests left out) of the keys written in
     scope as their last `after` and as their first `before`, from one read of the scope."""
-    query = _NET_SUMS.format(
-        key_json=log_key_json(table),
-        after_json=sql.SQL(_CANONICAL.format(v="after")),
-        before_json=sql.SQL(_CANONICAL.format(v="before")),
-    )
+    query = _NET_SUMS.format(key_json=log_key_json(table))
     cursor = conn.connection.cursor()
     cursor.execute(query, (scope.first_batch, scope.last_batch, table.name))
     after: dict[int, int] = {}

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from sqlalchemy import Connection, Engine, text
 
+from ledger_engine.audit.sql_files import audit_query
 from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.core.ingest import ingest_files
 
@@ -27,7 +28,7 @@ MAX_LISTED = 5  # files listed per finding
 
 def committed_inputs(conn: Connection) -> list[tuple[int, list[str]]]:
     """(batch id, input files) of every committed batch, in order."""
-    rows = conn.execute(text("SELECT batch_id, input_files FROM ledger_batches ORDER BY 1"))
+    rows = conn.execute(text(audit_query("oracle_committed_inputs")))
     return [(batch_id, list(files)) for batch_id, files in rows]
 
 

@@ -18,6 +18,7 @@ from datetime import datetime
 from sqlalchemy import Connection, Engine, text
 
 from ledger_engine.audit.findings import BATCHES, FULL, AuditScope
+from ledger_engine.audit.sql_files import audit_query
 
 
 @dataclass(frozen=True)
@@ -34,18 +35,9 @@ class Mark:
     audited_at: datetime
 
 
-_LAST_MARK = text(
-    "SELECT mark_id, kind, first_batch, audited_through, batch_hash, checks, audited_at"
-    " FROM ledger_audit_marks ORDER BY audited_through DESC, mark_id DESC LIMIT 1"
-)
-_NEWEST_BATCH = text(
-    "SELECT batch_id, batch_hash FROM ledger_batches ORDER BY batch_id DESC LIMIT 1"
-)
-_INSERT_MARK = text(
-    "INSERT INTO ledger_audit_marks (kind, first_batch, audited_through, batch_hash, checks)"
-    " VALUES (:kind, :first_batch, :audited_through, :batch_hash, :checks)"
-    " RETURNING mark_id, kind, first_batch, audited_through, batch_hash, checks, audited_at"
-)
+_LAST_MARK = text(audit_query("scope_last_mark"))
+_NEWEST_BATCH = text(audit_query("scope_newest_batch"))
+_INSERT_MARK = text(audit_query("scope_insert_mark"))
 
 
 def last_mark(conn: Connection) -> Mark | None:

@@ -32,6 +32,8 @@ from collections.abc import Mapping
 
 from sqlalchemy import Connection, text
 
+from ledger_engine.audit.sql_files import audit_query
+
 BATCH_AUDIT_SETTINGS: Mapping[str, str] = {
     "enable_indexscan": "off",
     "enable_nestloop": "off",
@@ -39,7 +41,7 @@ BATCH_AUDIT_SETTINGS: Mapping[str, str] = {
     "work_mem": "64MB",
 }
 
-_SET_LOCAL = text("SELECT set_config(:name, :value, true)")
+_SET_LOCAL = text(audit_query("session_set_locally"))
 
 
 def set_locally(conn: Connection, settings: Mapping[str, str] = BATCH_AUDIT_SETTINGS) -> None:

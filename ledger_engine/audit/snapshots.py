@@ -34,8 +34,10 @@ from ledger_engine.audit.merkle_tree import (
     ROOT_OF_NOTHING,
     tree_levels,
 )
+from ledger_engine.audit.sql_files import SQL_DIR, audit_query
 from ledger_engine.core.declarations import StreamingLedger, Table
 from ledger_engine.core.records import canonical_json
+from ledger_engine.store.sql_files import file_statement
 
 SUITE = "merkle"
 MAX_KEYS = 20  # differing keys listed per table; the findings say how many more
@@ -52,29 +54,24 @@ _VALUE_JSON = {
 # The change log holds keys as text (`key_text`) and values as jsonb, whatever the table.
 _LOG_KEY_JSON = {str: sql.SQL("to_json(key)::text"), int: sql.SQL("key")}
 
-# `OFFSET 0` keeps PostgreSQL from inlining the subqueries: inlined, it would compute each
-# row's leaf once per use (eight times), not once, and sort the rows by bucket instead of
-# hashing them into 4,096 groups (19.8 s instead of 5.3 s for 500,000 rows).
-_BUCKET_SUMS = sql.SQL(
-    """SELECT bucket,
-       sum(w0), count(*) FILTER (WHERE w0 < 0),
-       sum(w1), count(*) FILTER (WHERE w1 < 0),
-       sum(w2), count(*) FILTER (WHERE w2 < 0),
-       sum(w3), count(*) FILTER (WHERE w3 < 0)
-FROM (
-    SELECT bucket, ledger_merkle_word(leaf, 0) AS w0, ledger_merkle_word(leaf, 1) AS w1,
-           ledger_merkle_word(leaf, 2) AS w2, ledger_merkle_word(leaf, 3) AS w3
-    FROM (
-        SELECT ledger_merkle_bucket(key_json) AS bucket,
-               ledger_merkle_leaf(key_json, value_json) AS leaf
-        FROM ({rows}) AS source (key_json, value_json)
-        OFFSET 0
-    ) AS leaves
-    {where}
-    OFFSET 0
-) AS words
-GROUP BY bucket"""
-)
+
+def composable(name: str) -> sql.SQL:
+    """The statement of `sql/<name>.sql` as psycopg2 SQL, for a statement composed with
+    `sql.SQL.format`: its `{placeholders}` are filled by psycopg2 (identifiers as
+    `sql.Identifier`, the fixed fragments above, a table name as `sql.Literal`), never as text;
+    values stay bound (`%s`). (`audit_query` fills its placeholders as validated text.)"""
+    return sql.SQL(file_statement(SQL_DIR / f"{name}.sql"))
+
+
+# The statements composed here, read once (the files say what each returns).
+_BUCKET_SUMS = composable("snapshots_bucket_sums")
+_BUCKET_FILTER = composable("snapshots_bucket_filter")
+_TABLE_ROWS = composable("snapshots_table_rows")
+_RECORDED_ROWS = composable("snapshots_recorded_rows")
+_ROWS_IN_BUCKETS = composable("snapshots_rows_in_buckets")
+_LAST_CHANGES = composable("snapshots_last_changes")
+_RECORDED_DIGESTS = text(audit_query("snapshots_recorded_digests"))
+_NEWEST_ROOTS = text(audit_query("snapshots_newest_roots"))
 
 
 @dataclass(frozen=True)
@@ -103,8 +100,10 @@ def _shown(value: Any) -> str:
 def table_digests(conn: Connection, table: Table, buckets: Iterable[int] | None = None) -> dict:
     """The bucket digests of `table` as it is now (bucket -> digest; zero digests left out),
     computed inside PostgreSQL; with `buckets`, only those buckets."""
-    rows = sql.SQL("SELECT {}, {} FROM {}").format(
-        _KEY_JSON[table.key_type], _VALUE_JSON[table.value_type], sql.Identifier(table.sql_name)
+    rows = _TABLE_ROWS.format(
+        key_json=_KEY_JSON[table.key_type],
+        value_json=_VALUE_JSON[table.value_type],
+        table=sql.Identifier(table.sql_name),
     )
     return bucket_digests(conn, rows, buckets)
 
@@ -120,7 +119,7 @@ def bucket_digests(
     summed inside PostgreSQL; with `buckets`, only those buckets."""
     where = sql.SQL("")
     if buckets is not None:
-        where = sql.SQL("WHERE bucket = ANY(%s)")
+        where = _BUCKET_FILTER
         params = (*params, sorted(buckets))
     cursor = conn.connection.cursor()
     cursor.execute(_BUCKET_SUMS.format(rows=rows, where=where), params)
@@ -149,10 +148,7 @@ def recorded_digests(conn: Connection, table_name: str) -> dict[int, int]:
     """The bucket digests the engine recorded for a table (`ledger_merkle_buckets`)."""
     return {
         bucket: int(digest, 16)
-        for bucket, digest in conn.execute(
-            text("SELECT bucket, digest FROM ledger_merkle_buckets WHERE table_name = :name"),
-            {"name": table_name},
-        )
+        for bucket, digest in conn.execute(_RECORDED_DIGESTS, {"name": table_name})
     }
 
 
@@ -179,9 +175,7 @@ def differing_buckets(recorded: list[list[bytes]], found: list[list[bytes]]) -> 
 def verify_snapshots(engine: Engine, ledger: StreamingLedger) -> list[CheckResult]:
     """One check per table: its tree recomputed from PostgreSQL equals the recorded one."""
     with engine.connect() as conn:
-        last = conn.execute(
-            text("SELECT batch_id, merkle_roots FROM ledger_batches ORDER BY batch_id DESC LIMIT 1")
-        ).first()
+        last = conn.execute(_NEWEST_ROOTS).first()
         return [
             _table_check(conn, table, last.batch_id if last else None, last and last.merkle_roots)
             for _, table in sorted(ledger.tables.items())
@@ -263,15 +257,7 @@ def recorded_rows(
     one pass over the change log. Only differing buckets are read, so their few leaves are
     summed here."""
     cursor = conn.connection.cursor()
-    cursor.execute(
-        sql.SQL(
-            "SELECT key, bucket, after, ledger_merkle_leaf(key_json, ledger_canonical_json(after))"
-            " FROM (SELECT key, key_json, after, ledger_merkle_bucket(key_json) AS bucket"
-            "       FROM ({}) AS last_change OFFSET 0) AS folded"
-            " WHERE bucket = ANY(%s) AND after IS NOT NULL"
-        ).format(_last_changes(table)),
-        (buckets,),
-    )
+    cursor.execute(_RECORDED_ROWS.format(last_changes=_last_changes(table)), (buckets,))
     rows: dict[Any, Any] = {}
     digests: dict[int, int] = {}
     for key, bucket, after, leaf in cursor.fetchall():
@@ -286,9 +272,9 @@ def key_differences(
     """Keys in `buckets` whose row in the table differs from its `recorded` value."""
     cursor = conn.connection.cursor()
     cursor.execute(
-        sql.SQL(
-            "SELECT key, to_jsonb(value) FROM {} WHERE ledger_merkle_bucket({}) = ANY(%s)"
-        ).format(sql.Identifier(table.sql_name), _KEY_JSON[table.key_type]),
+        _ROWS_IN_BUCKETS.format(
+            table=sql.Identifier(table.sql_name), key_json=_KEY_JSON[table.key_type]
+        ),
         (buckets,),
     )
     found = {_typed_key(table, key): value for key, value in cursor.fetchall()}
@@ -306,11 +292,9 @@ def log_key_json(table: Table) -> sql.Composable:
 
 
 def _last_changes(table: Table) -> sql.Composable:
-    return sql.SQL(
-        "SELECT DISTINCT ON (key) key, {key_json} AS key_json, after"
-        " FROM ledger_change_log WHERE table_name = {name}"
-        " ORDER BY key, batch_id DESC, position DESC, seq DESC"
-    ).format(key_json=_LOG_KEY_JSON[table.key_type], name=sql.Literal(table.name))
+    return _LAST_CHANGES.format(
+        key_json=_LOG_KEY_JSON[table.key_type], table_name=sql.Literal(table.name)
+    )
 
 
 def _typed_key(table: Table, key: Any) -> Any:

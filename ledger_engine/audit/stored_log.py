@@ -15,6 +15,7 @@ from typing import NamedTuple
 from sqlalchemy import Connection, Engine, text
 
 from .expected import ChangeRecord, LineRecord, Place, ResultRecord
+from .sql_files import audit_query
 
 MAX_POSITION = 2**31 - 1  # positions are PostgreSQL integers
 
@@ -29,25 +30,19 @@ def consistent_read(engine: Engine) -> Iterator[Connection]:
             yield conn
 
 
-_LINES = (
-    "SELECT e.batch_id, e.position, e.source_file, e.line_number, e.outcome, e.stream,"
-    " e.request_id, e.payload, r.reason, r.detail, r.raw_input, d.kind,"
-    " coalesce(r.stream, d.stream), coalesce(r.request_id, d.request_id),"
-    " q.request_id, q.fingerprint, q.outcome"
-    " FROM ledger_events e"
-    " LEFT JOIN ledger_rejections r USING (batch_id, position)"
-    " LEFT JOIN ledger_duplicates d USING (batch_id, position)"
-    " LEFT JOIN ledger_requests q USING (batch_id, position)"
+# The statements of the three cursors (lines, changes, results): over every batch, and over
+# the batch `%(batch)s` (bound).
+_OF_ALL = (
+    audit_query("stored_log_lines"),
+    audit_query("stored_log_changes"),
+    audit_query("stored_log_results"),
 )
-_CHANGES = (
-    "SELECT batch_id, position, seq, request_id, table_name, key, before, after"
-    " FROM ledger_change_log"
+_OF_ONE_BATCH = (
+    audit_query("stored_log_lines_of_batch"),
+    audit_query("stored_log_changes_of_batch"),
+    audit_query("stored_log_results_of_batch"),
 )
-_RESULTS = "SELECT batch_id, position, seq, stream, request_id, payload FROM ledger_results"
-_ONE_BATCH = " WHERE batch_id = %(batch)s"
-_LINES_OF_ONE_BATCH = " WHERE e.batch_id = %(batch)s"
-_LINE_ORDER = " ORDER BY e.batch_id, e.position"
-_ROW_ORDER = " ORDER BY batch_id, position, seq"
+_BATCH_ROWS = text(audit_query("stored_log_batch_rows"))
 
 
 def _line_record(row: tuple) -> LineRecord:
@@ -101,10 +96,10 @@ class StoredLog:
 
     def __init__(self, conn: Connection, batch_id: int | None = None) -> None:
         params = {} if batch_id is None else {"batch": batch_id}
-        where, line_where = ("", "") if batch_id is None else (_ONE_BATCH, _LINES_OF_ONE_BATCH)
-        self._lines = _Rows(conn, "replay_lines", _LINES + line_where + _LINE_ORDER, params)
-        self._changes = _Rows(conn, "replay_changes", _CHANGES + where + _ROW_ORDER, params)
-        self._results = _Rows(conn, "replay_results", _RESULTS + where + _ROW_ORDER, params)
+        lines, changes, results = _OF_ALL if batch_id is None else _OF_ONE_BATCH
+        self._lines = _Rows(conn, "replay_lines", lines, params)
+        self._changes = _Rows(conn, "replay_changes", changes, params)
+        self._results = _Rows(conn, "replay_results", results, params)
 
     def next_lines(self, count: int) -> tuple[list[LineRecord], Place | None]:
         """The next `count` stored lines, and the place the chunk they make ends at: the last
@@ -146,10 +141,4 @@ class BatchRow(NamedTuple):
 
 def batch_rows(conn: Connection) -> list[BatchRow]:
     """Every batch row's counts, in batch order."""
-    rows = conn.execute(
-        text(
-            "SELECT batch_id, events_ingested, applied, rejected, duplicates, changes, results"
-            " FROM ledger_batches ORDER BY batch_id"
-        )
-    )
-    return [BatchRow(*row) for row in rows]
+    return [BatchRow(*row) for row in conn.execute(_BATCH_ROWS)]

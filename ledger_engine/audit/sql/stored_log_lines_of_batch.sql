@@ -1,0 +1,13 @@
+-- The stored lines of the batch `%(batch)s` (bound by psycopg2): each event row with its
+-- rejection, duplicate and executed request, if any (`stored_log.StoredLog`'s lines), in
+-- position order.
+SELECT e.batch_id, e.position, e.source_file, e.line_number, e.outcome, e.stream,
+       e.request_id, e.payload, r.reason, r.detail, r.raw_input, d.kind,
+       coalesce(r.stream, d.stream), coalesce(r.request_id, d.request_id),
+       q.request_id, q.fingerprint, q.outcome
+FROM ledger_events e
+LEFT JOIN ledger_rejections r USING (batch_id, position)
+LEFT JOIN ledger_duplicates d USING (batch_id, position)
+LEFT JOIN ledger_requests q USING (batch_id, position)
+WHERE e.batch_id = %(batch)s
+ORDER BY e.batch_id, e.position

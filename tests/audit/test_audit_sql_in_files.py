@@ -1,0 +1,95 @@
+"""The audit's SQL lives in `ledger_engine/audit/sql/`, one statement per file, and nowhere else
+in the Python of `ledger_engine/audit/`; every file there is read by a module of the audit or of
+the report. These checks read the files and the modules' source, no database."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+import ledger_engine.audit
+import ledger_engine.report
+from ledger_engine.audit import chain
+from ledger_engine.audit.sql_files import SQL_DIR, audit_query
+
+AUDIT = Path(ledger_engine.audit.__file__).parent
+REPORT = Path(ledger_engine.report.__file__).parent
+FILES = sorted(SQL_DIR.glob("*.sql"))
+# The functions that read a file of `sql/` by name (its first argument): the audit's loader,
+# the one that leaves a statement's placeholders to psycopg2's composition
+# (`snapshots.composable`), and the loader's own reading of a scope's relations.
+LOADERS = {"audit_query", "composable", "_text"}
+# A string constant that starts like an SQL statement (tests/store/test_sql_files.py's).
+_SQL_START = re.compile(
+    r"\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|GRANT|REVOKE|LOCK|SET|RESET|TRUNCATE"
+    r"|COPY|SAVEPOINT|RELEASE|ROLLBACK|WITH|BEGIN|COMMIT)\b"
+)
+
+
+def test_no_audit_module_keeps_a_statement_in_python() -> None:
+    found = []
+    for path in sorted(AUDIT.glob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        docstrings = {id(doc) for doc in map(_docstring, ast.walk(tree)) if doc is not None}
+        for node in ast.walk(tree):
+            text = node.value if isinstance(node, ast.Constant) else None
+            if isinstance(text, str) and id(node) not in docstrings and _SQL_START.match(text):
+                found.append(f"{path.name}:{node.lineno}: {text[:40]!r}")
+    assert not found, found
+
+
+def _docstring(node: ast.AST) -> ast.Constant | None:
+    if not isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+        return None
+    first = node.body[0] if node.body else None
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+        return first.value
+    return None
+
+
+def _names_read() -> tuple[set[str], set[str]]:
+    """The file names that the modules of the audit and the report pass to a loader: whole
+    (a string constant) and as the literal head of an f-string (`f"invariant_{kind}"`)."""
+    names: set[str] = set()
+    prefixes: set[str] = set()
+    for path in sorted([*AUDIT.glob("*.py"), *REPORT.glob("*.py")]):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, ast.Call) or not node.args:
+                continue
+            function = node.func
+            called = function.id if isinstance(function, ast.Name) else None
+            called = function.attr if isinstance(function, ast.Attribute) else called
+            if called not in LOADERS:
+                continue
+            name = node.args[0]
+            if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                names.add(name.value)
+            elif isinstance(name, ast.JoinedStr) and name.values:
+                head = name.values[0]
+                if isinstance(head, ast.Constant) and head.value:
+                    prefixes.add(head.value)
+    return names, prefixes
+
+
+@pytest.mark.parametrize("path", FILES, ids=[path.stem for path in FILES])
+def test_each_file_is_read_by_a_module_of_the_audit_or_the_report(path: Path) -> None:
+    names, prefixes = _names_read()
+    assert path.stem in names or any(path.stem.startswith(p) for p in prefixes), (
+        f"sql/{path.name} is read by no module of ledger_engine/audit/ or ledger_engine/report/"
+    )
+
+
+@pytest.mark.parametrize("path", FILES, ids=[path.stem for path in FILES])
+def test_each_file_says_first_what_it_holds(path: Path) -> None:
+    assert path.read_text(encoding="utf-8").startswith("-- ")
+
+
+def test_the_chain_reads_the_fields_its_hash_covers() -> None:
+    # The files write out the columns `chain.batch_row_hash` hashes, and the recorded hash.
+    for name in ("chain_batches", "chain_slice"):
+        head = audit_query(name).split("FROM", 1)[0].removeprefix("SELECT")
+        columns = tuple(column.strip() for column in head.split(","))
+        assert columns == (*chain.HASHED_FIELDS, "batch_hash"), name
