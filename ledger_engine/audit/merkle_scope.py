@@ -30,12 +30,11 @@ from ledger_engine.audit.findings import AuditScope, CheckResult
 from ledger_engine.audit.merkle_tree import DIGEST_MODULUS, ROOT_OF_NOTHING, tree_root
 from ledger_engine.audit.snapshots import (
     SUITE,
-    composable,
     digest_of_word_sums,
     log_key_json,
     recorded_tree,
 )
-from ledger_engine.audit.sql_files import audit_query
+from ledger_engine.audit.sql_files import audit_query, composable
 from ledger_engine.core.declarations import StreamingLedger, Table
 
 _ROOTS = text(audit_query("merkle_scope_batch_roots"))

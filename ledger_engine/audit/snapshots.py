@@ -34,10 +34,9 @@ from ledger_engine.audit.merkle_tree import (
     ROOT_OF_NOTHING,
     tree_levels,
 )
-from ledger_engine.audit.sql_files import SQL_DIR, audit_query
+from ledger_engine.audit.sql_files import audit_query, composable
 from ledger_engine.core.declarations import StreamingLedger, Table
 from ledger_engine.core.records import canonical_json
-from ledger_engine.store.sql_files import file_statement
 
 SUITE = "merkle"
 MAX_KEYS = 20  # differing keys listed per table; the findings say how many more
@@ -53,14 +52,6 @@ _VALUE_JSON = {
 }
 # The change log holds keys as text (`key_text`) and values as jsonb, whatever the table.
 _LOG_KEY_JSON = {str: sql.SQL("to_json(key)::text"), int: sql.SQL("key")}
-
-
-def composable(name: str) -> sql.SQL:
-    """The statement of `sql/<name>.sql` as psycopg2 SQL, for a statement composed with
-    `sql.SQL.format`: its `{placeholders}` are filled by psycopg2 (identifiers as
-    `sql.Identifier`, the fixed fragments above, a table name as `sql.Literal`), never as text;
-    values stay bound (`%s`). (`audit_query` fills its placeholders as validated text.)"""
-    return sql.SQL(file_statement(SQL_DIR / f"{name}.sql"))
 
 
 # The statements composed here, read once (the files say what each returns).

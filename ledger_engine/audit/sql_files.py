@@ -13,6 +13,9 @@ A file may name three kinds of placeholder:
   key's SQL type (`{key_type}`), filled here. Identifiers are derived by the platform
   (`ledger_engine.core.naming`) and checked again at this boundary: no label or value is
   ever formatted into SQL; rules read what they need from the `ledger_declared_*` tables.
+
+A statement the Merkle checks compose with psycopg2 (`composable`) has placeholders of a
+fourth kind, filled by `psycopg2.sql` (identifiers, fixed fragments, literals), never as text.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from __future__ import annotations
 import re
 from functools import cache
 from pathlib import Path
+
+from psycopg2 import sql
 
 from ledger_engine.store.sql_files import file_statement
 
@@ -52,3 +57,11 @@ def audit_query(name: str, scope: str | None = None, **identifiers: str) -> str:
         # so that its own `{batch}` is left for Great Expectations like the rule's.
         text = text.replace("{scope}", _text(f"scope_{scope}"), 1)
     return text.format(batch="{batch}", **identifiers).strip()
+
+
+def composable(name: str) -> sql.SQL:
+    """The statement of `sql/<name>.sql` as psycopg2 SQL, for a statement composed with
+    `sql.SQL.format`: its `{placeholders}` are filled by psycopg2 (identifiers as
+    `sql.Identifier`, fixed fragments, a table name as `sql.Literal`), never as text; values
+    stay bound (`%s`). (`audit_query` fills its placeholders as validated text.)"""
+    return sql.SQL(_text(name))

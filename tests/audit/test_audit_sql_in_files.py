@@ -20,7 +20,7 @@ REPORT = Path(ledger_engine.report.__file__).parent
 FILES = sorted(SQL_DIR.glob("*.sql"))
 # The functions that read a file of `sql/` by name (its first argument): the audit's loader,
 # the one that leaves a statement's placeholders to psycopg2's composition
-# (`snapshots.composable`), and the loader's own reading of a scope's relations.
+# (`sql_files.composable`), and the loader's own reading of a scope's relations.
 LOADERS = {"audit_query", "composable", "_text"}
 # A string constant that starts like an SQL statement (tests/store/test_sql_files.py's).
 _SQL_START = re.compile(
