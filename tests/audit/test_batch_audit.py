@@ -3,11 +3,11 @@ passing audit, leaves a mark when every check passed, and finds and locates what
 behind the engine's back in those batches. What changed in batches an earlier audit proved is
 the full audit's to find: both halves of that contract are asserted here.
 
-The module's ledger is the bank workload of tests/audit/conftest.py committed the way the
-pipeline commits it: batch 0, a passing batch audit (its mark: through batch 0), batch 1. So
-the next batch audit's scope is batch 1 (which writes alice, carol and dave; gold, bronze and
-tin), and batch 0 (bob and silver were last written there) lies before it. Each test works on
-a copy of that database.
+The module's ledger is the bank workload (tests/support/bank_workload.py) committed the way the
+pipeline commits it (`audited_ledger_url`, tests/audit/conftest.py): batch 0, a passing batch
+audit (its mark: through batch 0), batch 1. So the next batch audit's scope is batch 1 (which
+writes alice, carol and dave; gold, bronze and tin), and batch 0 (bob and silver were last
+written there) lies before it. Each test works on a copy of that database.
 """
 
 from __future__ import annotations
@@ -23,17 +23,25 @@ from ledger_engine.audit.findings import BATCHES, FULL, AuditReport, AuditScope
 from ledger_engine.cli import main
 from ledger_engine.store.database import connect
 from ledger_engine.tasks.audit_runs import run_audits
-from tests.audit import test_batch_expectations as batch_suite
-from tests.audit.conftest import audit_settings
 from tests.support.bank import deposit, transfer
+from tests.support.bank_workload import audit_settings
 from tests.support.events import event_file
 
 # --- The ledger and its audits -------------------------------------------------------------
 
-# The module's Great Expectations project, and the test's copy of the module's ledger: the
-# batch suite's fixtures, on the same ledger.
-project_root = batch_suite.project_root
-ledger_url = batch_suite.ledger_url
+
+# The module's Great Expectations project, and the test's copy of the module's ledger: as the
+# batch suite's (tests/audit/test_batch_expectations.py), on the same ledger.
+@pytest.fixture(scope="module")
+def project_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One Great Expectations project for the module's runs, as in production."""
+    return tmp_path_factory.mktemp("expectations")
+
+
+@pytest.fixture
+def ledger_url(audited_ledger_url: str, make_database_url: Callable[..., str]) -> str:
+    """A copy of the module's ledger (`audited_ledger_url`), for this test alone."""
+    return make_database_url(template=audited_ledger_url)
 
 
 @pytest.fixture

@@ -21,15 +21,15 @@ from ledger_engine.audit.batch_expectations import run_batch_expectations
 from ledger_engine.audit.expectations import DEFAULT_PROJECT_ROOT
 from ledger_engine.audit.findings import CheckResult
 from ledger_engine.store.database import connect
-from tests.audit.test_expectations import (
+from tests.support.expectations import (
     CONTIGUOUS_BATCHES,
-    _committed_files,
     by_name,
+    committed_files,
     failed,
     forge_executed_event,
     tamper,
 )
-from tests.audit.test_expectations import (
+from tests.support.expectations import (
     audit as audit_whole_ledger,
 )
 
@@ -227,12 +227,12 @@ def test_the_committed_context_is_current_for_the_batch_suite(database_url: str,
     shutil.copytree(
         DEFAULT_PROJECT_ROOT / "gx", copy / "gx", ignore=shutil.ignore_patterns("uncommitted")
     )
-    before = _committed_files(copy)
+    before = committed_files(copy)
 
     results = run_batch_expectations(database_url, LEDGER, copy)
 
     assert results and all(r.passed for r in results)
-    assert _committed_files(copy) == before
+    assert committed_files(copy) == before
     assert (copy / "gx" / "expectations" / "ledger_batch_integrity.json").is_file()
 
 

@@ -1,12 +1,11 @@
 """The Great Expectations audit on a real PostgreSQL: it passes on what the engine committed and
 fails, naming the culprit, on each kind of change made behind the engine's back.
 
-The bank workload (tests/audit/conftest.py) plus a third batch with a self-transfer and a fee
-transfer is committed once per module; each test works on a copy of that database."""
+The bank workload (tests/support/bank_workload.py) plus a third batch with a self-transfer and
+a fee transfer is committed once per module; each test works on a copy of that database."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from collections.abc import Callable
@@ -17,65 +16,35 @@ import pytest
 from sqlalchemy import Engine, make_url, text
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from ledger_engine.apps.bank.ledger import build_ledger
-from ledger_engine.audit.expectations import (
-    DEFAULT_PROJECT_ROOT,
-    RECONCILIATION,
-    SUITE,
-    run_expectations,
-)
-from ledger_engine.audit.findings import CheckResult
+from ledger_engine.audit.expectations import DEFAULT_PROJECT_ROOT, run_expectations
 from ledger_engine.core.admission import INVALID_REQUEST_ID
 from ledger_engine.pipeline.job import BatchSummary
 from ledger_engine.store.database import connect
-from tests.audit.conftest import commit_bank_workload
 from tests.support.bank import fee_transfer, transfer
+from tests.support.bank_workload import commit_bank_workload
 from tests.support.events import event_file
-
-LEDGER = build_ledger()
-FOLD_ACCOUNTS = "accounts equals the fold of its change log"
-FOLD_ASSETS = "asset_ledger equals the fold of its change log"
-CHAIN_ACCOUNTS = "accounts change log is an unbroken chain"
-CHAIN_ASSETS = "asset_ledger change log is an unbroken chain"
-LINKS = "change links follow each key's chain"
-MONEY_ACCOUNTS = "accounts total equals applied deposits and adjustments"
-MONEY_ASSETS = "asset_ledger total equals applied deposits"
-TRANSFERS_ACCOUNTS = "applied transfers move nothing in accounts"
-TRANSFERS_ASSETS = "applied transfers move nothing in asset_ledger"
-NO_NEGATIVE_BALANCE = "no account balance below 0"
-NO_NEGATIVE_ASSET = "no asset amount below 0"
-ACCOUNTED = "every ingested event is accounted for exactly once"
-UNIQUE_REQUESTS = "request ids are unique among executed events"
-CONTIGUOUS_BATCHES = "batch rows are contiguous"
-BATCH_COUNTS = "batch counts equal the rows they describe"
-HASH_CHAIN = "batch rows chain by hash"
-# The reconciliation's rules (tests/audit/test_reconciliation_expectations.py), reported as a
-# suite of their own.
-RECONCILED_CHECKS = [
-    "reconciled statement entries are each matched or open once",
-    "reconciled ledger changes are each matched or open once per source",
-    "no reconciled item is in two matches",
-    "reconciliation matches keep their rules' tolerances",
-]
-ALL_CHECKS = [
+from tests.support.expectations import (
+    ACCOUNTED,
+    BATCH_COUNTS,
+    CHAIN_ACCOUNTS,
+    CONTIGUOUS_BATCHES,
     FOLD_ACCOUNTS,
     FOLD_ASSETS,
-    CHAIN_ACCOUNTS,
-    CHAIN_ASSETS,
+    HASH_CHAIN,
+    LEDGER,
     LINKS,
     MONEY_ACCOUNTS,
-    MONEY_ASSETS,
+    NO_NEGATIVE_ASSET,
+    NO_NEGATIVE_BALANCE,
     TRANSFERS_ACCOUNTS,
     TRANSFERS_ASSETS,
-    NO_NEGATIVE_BALANCE,
-    NO_NEGATIVE_ASSET,
-    ACCOUNTED,
     UNIQUE_REQUESTS,
-    CONTIGUOUS_BATCHES,
-    BATCH_COUNTS,
-    HASH_CHAIN,
-    *RECONCILED_CHECKS,
-]
+    audit,
+    committed_files,
+    failed,
+    forge_executed_event,
+    tamper,
+)
 
 
 def commit_transfers_batch(commit_files: Callable[..., BatchSummary], engine: Engine) -> None:
@@ -114,64 +83,6 @@ def project_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One Great Expectations project for the module's runs: created by the first, reused (and
     found current) by the others, as in production."""
     return tmp_path_factory.mktemp("expectations")
-
-
-def by_name(results: list[CheckResult], names: list[str]) -> dict[str, CheckResult]:
-    """A suite's results by check name, asserting they are `names` in that order."""
-    assert [r.name for r in results] == names
-    assert all(
-        r.suite == (RECONCILIATION if r.name in RECONCILED_CHECKS else SUITE) for r in results
-    )
-    return {r.name: r for r in results}
-
-
-def audit(database_url: str, project_root: Path) -> dict[str, CheckResult]:
-    return by_name(run_expectations(database_url, LEDGER, project_root), ALL_CHECKS)
-
-
-def failed(results: dict[str, CheckResult]) -> set[str]:
-    return {name for name, result in results.items() if not result.passed}
-
-
-def tamper(database_url: str, *statements: str) -> None:
-    """Run `statements` in one transaction, as someone going around the engine would."""
-    engine = connect(database_url)
-    try:
-        with engine.begin() as conn:
-            for statement in statements:
-                conn.execute(text(statement))
-    finally:
-        engine.dispose()
-
-
-_FORGED_EVENT = text(
-    "INSERT INTO ledger_events"
-    " (batch_id, position, source_file, line_number, stream, request_id, payload, outcome)"
-    " SELECT 1, MAX(position) + 1, 'forged.jsonl', 1, :stream, :request_id,"
-    " CAST(:payload AS jsonb), :outcome FROM ledger_events WHERE batch_id = 1"
-)
-
-
-def forge_executed_event(
-    database_url: str, request_id: str, stream: str, payload: str | None, outcome: str
-) -> None:
-    """Add an executed event with a taken request id at the end of batch 1, as someone with
-    enough rights to drop the schema's guard (the unique index on executed ids) would."""
-    tamper(database_url, "DROP INDEX ledger_events_executed_request_id")
-    engine = connect(database_url)
-    try:
-        with engine.begin() as conn:
-            conn.execute(
-                _FORGED_EVENT,
-                {
-                    "stream": stream,
-                    "request_id": request_id,
-                    "payload": payload,
-                    "outcome": outcome,
-                },
-            )
-    finally:
-        engine.dispose()
 
 
 def test_every_expectation_passes_on_what_the_engine_committed(
@@ -670,14 +581,6 @@ def test_an_unreachable_database_raises_instead_of_failing_every_check(
         run_expectations(missing.render_as_string(hide_password=False), LEDGER, project_root)
 
 
-def _committed_files(root: Path) -> dict[str, str]:
-    return {
-        str(path.relative_to(root)): hashlib.sha256(path.read_bytes()).hexdigest()
-        for path in sorted(root.rglob("*"))
-        if path.is_file() and "uncommitted" not in path.relative_to(root).parts
-    }
-
-
 def test_the_committed_context_is_current_and_holds_no_credentials(
     database_url: str, tmp_path: Path
 ):
@@ -687,12 +590,12 @@ def test_the_committed_context_is_current_and_holds_no_credentials(
     assert (committed / "great_expectations.yml").is_file()
     copy = tmp_path / "expectations"
     shutil.copytree(committed, copy / "gx", ignore=shutil.ignore_patterns("uncommitted"))
-    before = _committed_files(copy)
+    before = committed_files(copy)
 
     results = run_expectations(database_url, LEDGER, copy)
 
     assert results and all(r.passed for r in results)
-    assert _committed_files(copy) == before
+    assert committed_files(copy) == before
     config = (copy / "gx" / "great_expectations.yml").read_text(encoding="utf-8")
     assert "connection_string: ${LEDGER_GX_DATABASE_URL}" in config
     host = database_url.split("@", 1)[-1]
@@ -722,6 +625,6 @@ def test_a_changed_rule_rewrites_only_that_expectation(database_url: str, tmp_pa
     assert updated["id"] == suite["id"]
     assert new_ids[2] != old_ids[2]
     assert new_ids[:2] + new_ids[3:] == old_ids[:2] + old_ids[3:]
-    before = _committed_files(root)
+    before = committed_files(root)
     run_expectations(database_url, LEDGER, root)
-    assert _committed_files(root) == before
+    assert committed_files(root) == before

@@ -16,8 +16,8 @@ from sqlalchemy import text
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.audit.oracle import serial_differences
 from ledger_engine.store.database import connect
-from tests.audit.conftest import bank_batches
 from tests.support.bank import deposit
+from tests.support.bank_workload import bank_batches
 from tests.support.events import event_file
 
 LEDGER = build_ledger()

@@ -43,10 +43,10 @@ from ledger_engine.reconcile.sources import CsvLayout, Source, Sources, WriteOff
 from ledger_engine.reconcile.statement_inbox import land_statement
 from ledger_engine.report import write_report
 from ledger_engine.store.database import connect
-from tests.audit.test_expectations import RECONCILED_CHECKS, tamper
 from tests.support.bank import deposit
 from tests.support.database import rows
 from tests.support.events import event_file
+from tests.support.expectations import RECONCILED_CHECKS, tamper
 from tests.support.html_page import Page
 from tests.support.reconcile import rule
 

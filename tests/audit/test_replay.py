@@ -2,9 +2,9 @@
 runner, equals everything PostgreSQL holds on what the engine committed; a change behind the
 engine's back is found and located by batch, position, table and key.
 
-The committed ledger is the bank workload of tests/audit/conftest.py (every kind of outcome;
-accounts alice 90, bob 80, carol 50, dave 5), committed once; each tampering case works on a
-copy. Generated workloads commit through Spark into one database, batch after batch.
+The committed ledger is the bank workload of tests/support/bank_workload.py (every kind of
+outcome; accounts alice 90, bob 80, carol 50, dave 5), committed once; each tampering case
+works on a copy. Generated workloads commit through Spark into one database, batch after batch.
 """
 
 from __future__ import annotations

@@ -36,8 +36,8 @@ from ledger_engine.report.links import row_id
 from ledger_engine.report.naming import INDEX_NAME
 from ledger_engine.report.provenance import COMMAND, BatchSpan, Provenance, RunBatches
 from ledger_engine.store.database import connect
-from tests.audit.conftest import commit_bank_workload
 from tests.support.bank import deposit
+from tests.support.bank_workload import commit_bank_workload
 from tests.support.browser import render
 from tests.support.database import rows
 from tests.support.events import event_file

@@ -3,7 +3,8 @@ by `ledger verify` and by at least one Great Expectations expectation, and both 
 table and key, or batch, that was changed.
 
 Every case starts from a copy of one committed ledger (the bank workload of
-tests/audit/conftest.py: accounts alice 90, bob 80, carol 50, dave 5 after batches 0 and 1).
+tests/support/bank_workload.py: accounts alice 90, bob 80, carol 50, dave 5 after batches 0
+and 1).
 """
 
 from __future__ import annotations

@@ -2,13 +2,14 @@
 schedule says, read from the DAG object Airflow parsed, with its watchers' triggers rebuilt
 from their serialized form as the triggerer rebuilds them, and each task's outlets.
 
-    python dag_schedule.py DAGS_FOLDER DAG_ID
+    python -m tests.dags.dag_schedule DAGS_FOLDER DAG_ID
 
-Prints, as JSON: `timetable`, its class's name; `cron`, the clock's cron expression (a preset
-spelled out; the clock inside an asset-or-time schedule), null for none; `asset`, the asset it
-runs on (`name`, `uri`), null for none; `watchers`, each watcher's name, trigger classpath and
-kwargs and whether the trigger rebuilt from them serializes the same; `outlets`, the assets
-each task updates (tasks with none left out).
+run from the repository root, as a module (it imports `tests.support`). Prints, as JSON:
+`timetable`, its class's name; `cron`, the clock's cron expression (a preset spelled out; the
+clock inside an asset-or-time schedule), null for none; `asset`, the asset it runs on (`name`,
+`uri`), null for none; `watchers`, each watcher's name, trigger classpath and kwargs and
+whether the trigger rebuilt from them serializes the same; `outlets`, the assets each task
+updates (tasks with none left out).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import json
 import sys
 from typing import Any
 
-from trigger_watch import import_string
+from tests.support.triggerer import import_string
 
 
 def schedule(dags_folder: str, dag_id: str) -> dict[str, Any]:

@@ -29,7 +29,7 @@ import pytest
 from playwright.sync_api import ConsoleMessage, Page
 
 from ledger_engine.pipeline.event_inbox import write_event_files
-from tests.dags.conftest import PIPELINE_TASKS
+from tests.support.airflow_dags import PIPELINE_TASKS
 from tests.support.airflow_stack import (
     REPO_ROOT,
     STOP_TIMEOUT,

@@ -24,7 +24,7 @@ from ledger_engine.core.records import Event
 from ledger_engine.pipeline.event_inbox import write_event_files
 from ledger_engine.store.database import connect, ledger_url
 from ledger_engine.store.state import state_rows
-from tests.dags.conftest import Sequence
+from tests.support.airflow_dags import Sequence
 
 TESTS = Path(__file__).parents[1]
 APPS = {

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.dags.conftest import DAGS_FOLDER, REPO_ROOT, Runner, python_json
+from tests.support.airflow_dags import DAGS_FOLDER, REPO_ROOT, Runner, python_json
 
 CHECK = """
 from ledger_engine.audit.findings import BATCHES, FULL

@@ -27,7 +27,7 @@ from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.core.records import Event
 from ledger_engine.pipeline.event_inbox import write_event_files
 from ledger_engine.store.database import connect, ledger_url
-from tests.dags.conftest import (
+from tests.support.airflow_dags import (
     LOG_RECORD,
     PIPELINE_TASKS,
     Runner,

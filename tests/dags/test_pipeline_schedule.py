@@ -18,7 +18,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from tests.dags.conftest import TRIGGER_WATCH, python_json, schedule_of
+from tests.support.airflow_dags import TRIGGER_WATCH, python_json, schedule_of
 from tests.support.bank import deposit
 from tests.support.events import event_file
 
@@ -64,13 +64,13 @@ def watch(env: dict[str, str], inbox: Path, workdir: Path) -> dict[str, Any]:
     later = workdir / "later.jsonl"
     later.write_bytes(LATER)
     return python_json(
-        str(TRIGGER_WATCH),
+        "-m",
+        TRIGGER_WATCH,
         "ledger_engine.pipeline.trigger.EventsLanded",
         str(inbox),
         "later.jsonl",
         str(later),
         env=env | {"LEDGER_INBOX": str(inbox), "LEDGER_DATA_DIR": str(workdir)},
-        cwd=workdir,
     )
 
 

@@ -32,7 +32,7 @@ from ledger_engine.reconcile.matching import (
 from ledger_engine.reconcile.sources import Sources, load_sources
 from ledger_engine.reconcile.statement_inbox import land_statement, load_statements
 from ledger_engine.store.database import connect
-from tests.dags.conftest import (
+from tests.support.airflow_dags import (
     REPO_ROOT,
     TRIGGER_WATCH,
     Sequence,
@@ -152,13 +152,13 @@ def test_the_watcher_fires_once_for_a_statement_landed_whole_and_none_loaded(
     }
 
     seen = python_json(
-        str(TRIGGER_WATCH),
+        "-m",
+        TRIGGER_WATCH,
         "ledger_engine.reconcile.trigger.StatementLanded",
         str(folder),
         "later.xml",
         str(later),
         env=env,
-        cwd=tmp_path,
     )
 
     assert seen == {

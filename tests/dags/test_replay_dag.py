@@ -20,7 +20,7 @@ import pytest
 from sqlalchemy import text
 
 from ledger_engine.store.database import connect
-from tests.dags.conftest import Runner, Sequence
+from tests.support.airflow_dags import Runner, Sequence
 from tests.support.bank import deposit
 from tests.support.events import event_file
 

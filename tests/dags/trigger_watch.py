@@ -3,31 +3,27 @@ trigger rebuilt from its serialized form, as the triggerer rebuilds it, and its 
 while a file lands in the watched folder (written under a hidden name, then renamed into
 place, as the platform lands files).
 
-    python trigger_watch.py CLASSPATH FOLDER NAME CONTENT_FILE
+    python -m tests.dags.trigger_watch CLASSPATH FOLDER NAME CONTENT_FILE
 
-Prints, as JSON: `before`, what it fired for with the folder as it was (its payload, or null);
-`while_landing`, whether it fired while the file had its hidden name; `fired`, the payload it
-fired with once the file was renamed to NAME; `fired_again`, whether it fired again after.
+run from the repository root, as a module (it imports `tests.support`). Prints, as JSON:
+`before`, what it fired for with the folder as it was (its payload, or null); `while_landing`,
+whether it fired while the file had its hidden name; `fired`, the payload it fired with once
+the file was renamed to NAME; `fired_again`, whether it fired again after.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
+from tests.support.triggerer import import_string
+
 POLLS = 3  # looks a trigger is given to fire (or not) before the test moves on
 POLL_SECONDS = 0.05
 WAIT_SECONDS = 60
-
-
-def import_string(classpath: str) -> Any:
-    """The class at `classpath`, found as the triggerer finds a trigger's class."""
-    module, _, name = classpath.rpartition(".")
-    return getattr(importlib.import_module(module), name)
 
 
 async def polls(trigger: Any, n: int, waiting: asyncio.Future) -> None:

@@ -1,7 +1,8 @@
 """Run a bank batch, a batch of a user's own application loaded from its file, and a batch of
 a user's application in several modules (`LEDGER_APP` given; the workers can only import
 either if the platform sends them), with `run_spark` on a Spark master, and pickle the
-`RunResult`s to a file.
+`RunResult`s to a file. The events, the user's application and the options are
+tests/support/cluster_runs.py's, which the test runs again in-process to compare.
 
 Used by `test_spark_cluster.py` in a process of its own: a process holds one SparkContext, and
 the test process's belongs to `local[2]`.
@@ -14,22 +15,15 @@ from __future__ import annotations
 import pickle
 import sys
 import time
-from pathlib import Path
 
 from ledger_engine import run_spark
 from ledger_engine.apps import load_ledger
-from ledger_engine.apps.bank.generator import generate_events
 from ledger_engine.apps.bank.ledger import build_ledger
-from ledger_engine.runtime.spark.engine import ExecutionOptions
 from ledger_engine.runtime.spark.session import build_session
+from tests.support.cluster_runs import EVENTS, MULTI_MODULE_EVENTS, OPTIONS, USER_APP, USER_EVENTS
 from tests.support.user_apps import user_app_events
 
-EVENTS = generate_events(1_000, accounts=200, seed=17, bad_fraction=0.03, duplicate_fraction=0.03)
-OPTIONS = ExecutionOptions(bins=2, rounds=2)
 WORKERS = 2
-USER_APP = f"{Path(__file__).parents[1] / 'support' / 'apps' / 'simple_trade.py'}:build_ledger"
-USER_EVENTS = dict(count=500, accounts=25, seed=9)
-MULTI_MODULE_EVENTS = dict(count=400, accounts=20, seed=10)
 
 
 def registered_executors(spark, wanted: int, timeout: float) -> int:

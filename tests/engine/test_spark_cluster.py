@@ -13,12 +13,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cluster_job import EVENTS, MULTI_MODULE_EVENTS, OPTIONS, USER_APP, USER_EVENTS
 
 from ledger_engine import run_serial, run_spark
 from ledger_engine.apps import load_ledger
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.operations.spark_cluster import standalone_cluster
+from tests.support.cluster_runs import EVENTS, MULTI_MODULE_EVENTS, OPTIONS, USER_APP, USER_EVENTS
 from tests.support.user_apps import Layout, user_app_events, write_user_app
 
 PROJECT = Path(__file__).parents[2]

@@ -11,13 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from batch_oracle import (
-    expected_batch,
-    stored_bank_state,
-    stored_batch,
-    stored_counts,
-    stored_results,
-)
 
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.core.admission import INVALID_REQUEST_ID, screen
@@ -27,6 +20,13 @@ from ledger_engine.core.records import Event
 from ledger_engine.core.storable import MAX_NESTING
 from ledger_engine.runtime.serial import run_serial
 from tests.support.bank import deposit, lookup, transfer
+from tests.support.batch_oracle import (
+    expected_batch,
+    stored_bank_state,
+    stored_batch,
+    stored_counts,
+    stored_results,
+)
 from tests.support.events import envelope, envelope_line, event_line
 
 LEDGER = build_ledger()

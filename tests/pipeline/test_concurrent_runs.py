@@ -14,7 +14,6 @@ from pathlib import Path
 
 import psycopg2
 import pytest
-from recorded_ledger import ledger_command, pipeline_env
 from sqlalchemy import Engine, text
 
 from ledger_engine.apps.bank.generator import generate_events
@@ -32,6 +31,7 @@ from ledger_engine.store.locks import RUN_LOCK
 from ledger_engine.store.sql_files import statement
 from ledger_engine.store.staging import Stager
 from tests.support.database import rows
+from tests.support.recorded_ledger import ledger_command, pipeline_env
 
 LEDGER = build_ledger()
 

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from recorded_ledger import ledger_command, ledger_dump, pipeline_env
 from sqlalchemy import Engine, text
 
 from ledger_engine.apps.bank.generator import generate_events
@@ -45,6 +44,7 @@ from ledger_engine.pipeline.job import run_pipeline
 from ledger_engine.store.database import connect
 from ledger_engine.tasks.audit_runs import run_audits, snapshot_checks
 from tests.support.database import rows
+from tests.support.recorded_ledger import ledger_command, ledger_dump, pipeline_env
 
 CRASHED_BATCH = 1  # of batches 0, 1, 2: one batch is committed before the crash, one after
 # Crashing processes run at once: two use both cores (each is mostly a start-up), more only

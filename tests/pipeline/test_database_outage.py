@@ -10,7 +10,6 @@ from pathlib import Path
 import pgserver
 import psycopg2
 import pytest
-from recorded_ledger import pipeline_env
 from sqlalchemy import Engine
 
 from ledger_engine.apps.bank.generator import generate_events
@@ -24,6 +23,7 @@ from ledger_engine.pipeline.job import run_pipeline
 from ledger_engine.store.database import libpq_url, open_store
 from ledger_engine.store.embedded import stop_embedded
 from tests.support.database import rows
+from tests.support.recorded_ledger import pipeline_env
 
 LEDGER = build_ledger()
 

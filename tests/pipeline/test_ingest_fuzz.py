@@ -15,13 +15,6 @@ import json
 from typing import Any
 
 import pyarrow as pa
-from batch_oracle import (
-    expected_batch,
-    stored_bank_state,
-    stored_batch,
-    stored_counts,
-    stored_results,
-)
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine
@@ -39,6 +32,13 @@ from ledger_engine.runtime.columnar import parcels as P
 from ledger_engine.runtime.columnar.admission import positions_of, unit_offsets
 from ledger_engine.runtime.columnar.screening import COUNTS_SCHEMA, ENDED_SCHEMA, LINES_SCHEMA
 from ledger_engine.runtime.spark.tasks import screen_contents_task
+from tests.support.batch_oracle import (
+    expected_batch,
+    stored_bank_state,
+    stored_batch,
+    stored_counts,
+    stored_results,
+)
 from tests.support.database import rows
 
 LEDGER = build_ledger()

@@ -15,7 +15,6 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from logins import Login, Logins
 from sqlalchemy import Engine
 
 from ledger_engine.apps.bank.ledger import build_ledger
@@ -29,6 +28,7 @@ from ledger_engine.store.staging import Stager, net_row
 from tests.support.bank import deposit, lookup, transfer
 from tests.support.database import rows
 from tests.support.events import event_file
+from tests.support.logins import Login, Logins
 
 # Different texts, each a valid account id, asset id and request id (at most 1,024 bytes).
 HOSTILE = [

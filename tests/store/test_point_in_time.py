@@ -7,10 +7,10 @@ from sqlalchemy import Engine
 
 from ledger_engine import run_serial
 from ledger_engine.apps.bank.ledger import build_ledger
-from tests.store.logins import Logins
 from tests.support.bank import deposit, transfer
 from tests.support.database import rows
 from tests.support.events import event_file
+from tests.support.logins import Logins
 
 BATCHES = [
     [deposit("d1", "alice", 100), deposit("d2", "bob", 50)],

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import psycopg2
 import pytest
-from logins import Logins
 from psycopg2 import errorcodes, sql
 from sqlalchemy import Engine, create_engine, make_url, text
 
@@ -42,6 +41,7 @@ from ledger_engine.store.roles import (
     login_url,
 )
 from tests.support.database import rows
+from tests.support.logins import Logins
 from tests.support.recon_history import keyed_source
 from tests.support.serial_commit import SerialCommits
 
