@@ -7,11 +7,17 @@ rejected line's bytes, and give the same outcome on replay. Through Spark and Po
 few examples, one database, consecutive batches): every batch commits, its counts add up,
 every rejected line's raw bytes are stored exactly, and the stored state and results equal the
 serial runner over all events committed so far.
+
+The reference shares the engine's parser, so what is a line and what is an envelope is also
+judged apart from it: lines are split here (`line_bytes`), and a judge written from the
+format's rules with Python's json module (`envelope_verdict`) must agree with the parser on
+every generated line it is sure of.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pyarrow as pa
@@ -26,7 +32,7 @@ from ledger_engine.apps.bank.ledger import (
     TRANSFER_FIELDS,
     build_ledger,
 )
-from ledger_engine.core.ingest import ingest_files, nonblank_lines
+from ledger_engine.core.ingest import ingest_files
 from ledger_engine.core.records import APPLIED, DUPLICATE, REJECTED, Event
 from ledger_engine.runtime.columnar import parcels as P
 from ledger_engine.runtime.columnar.admission import positions_of, unit_offsets
@@ -213,11 +219,102 @@ def line_bytes(files: list[tuple[str, bytes]]) -> dict[tuple[str, int], bytes]:
     return found
 
 
+# -- an envelope judged apart from the engine's parser ------------------------------------------
+
+ENVELOPE_KEYS = {"stream", "request_id", "payload"}
+DEEPEST = 65  # levels a line may nest: the payload's 64 (storable.MAX_NESTING), and the envelope
+INVALID, ENVELOPE, UNSURE = "invalid", "envelope", "unsure"
+
+
+class _Refused(ValueError):
+    """What Python's json accepts and an envelope may not hold."""
+
+
+def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [key for key, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise _Refused("a key repeated within an object")
+    return dict(pairs)
+
+
+def _no_constant(name: str) -> Any:
+    raise _Refused(f"{name} is not JSON")
+
+
+def _depth(value: Any) -> int:
+    """How deep `value` nests arrays and objects (iteratively: it may nest without bound)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        children = (
+            item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        )
+        for child in children:
+            if isinstance(child, dict | list):
+                stack.append((child, level + 1))
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level)
+    return deepest
+
+
+def _beyond_the_format(value: Any) -> bool:
+    """Whether `value` holds a float or an integer outside int64 (anywhere in it)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) or (
+            isinstance(item, int) and not isinstance(item, bool) and not -(2**63) <= item < 2**63
+        ):
+            return True
+        if isinstance(item, dict | list):
+            stack += list(item.values() if isinstance(item, dict) else item)
+    return False
+
+
+def envelope_verdict(raw: bytes) -> str:
+    """Whether a non-blank line is an event envelope, judged here from the format's rules
+    (`core.ingest`'s docstring) with Python's own json module: `INVALID` (not UTF-8, not JSON,
+    NaN or Infinity, a repeated key, not an object, another set of fields, nested too deep),
+    `ENVELOPE`, or `UNSURE` for what this judge leaves to the engine's own tests (lone
+    surrogates, numbers beyond what a payload stores)."""
+    line = raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw  # a BOM is ignored
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        return INVALID
+    if re.search(r"\\u[dD][89a-fA-F]", text):
+        return UNSURE  # an escaped surrogate: JSON text, but no storable string
+    try:
+        value = json.loads(text, object_pairs_hook=_no_repeats, parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        return INVALID
+    if not isinstance(value, dict) or set(value) != ENVELOPE_KEYS:
+        return INVALID
+    if _depth(value) > DEEPEST:
+        return INVALID
+    if _beyond_the_format(value):
+        return (
+            UNSURE  # a float or an integer past int64: the engine's range rules, not the format's
+        )
+    return ENVELOPE
+
+
+def assert_envelopes_judged_apart(files: list[tuple[str, bytes]]) -> None:
+    """The engine's parser (`ingest_files`) takes a line as an event exactly where the judge
+    above, written apart from it, sees an envelope."""
+    for line in ingest_files(files):
+        verdict = envelope_verdict(line.raw)
+        if verdict == INVALID:
+            assert line.event is None, (line.raw, "taken as an event")
+        elif verdict == ENVELOPE:
+            assert line.event is not None, (line.raw, line.problem)
+
+
 def assert_every_line_ends_once(files: list[tuple[str, bytes]], expected: Any) -> None:
-    order = [(name, n) for name, content in sorted(files) for n, _ in nonblank_lines(content)]
-    assert [(x.source_file, x.line_number) for x in expected.lines] == order
+    # The lines split here, apart from the engine (`line_bytes`), in batch order.
     raw = line_bytes(files)
-    assert set(raw) == set(order)
+    order = [(name, n) for name, _ in sorted(files) for (f, n) in sorted(raw) if f == name]
+    assert [(x.source_file, x.line_number) for x in expected.lines] == order
     for x in expected.lines:
         assert x.outcome in (APPLIED, REJECTED, DUPLICATE)
         if x.outcome == REJECTED:
@@ -261,6 +358,7 @@ def test_no_input_crashes_ingest_screening_or_the_serial_runner(files):
     expected = expected_batch(LEDGER, files)
 
     assert_every_line_ends_once(files, expected)
+    assert_envelopes_judged_apart(files)
     assert expected_batch(LEDGER, files) == expected  # the same outcome on replay
     lines, ended = spark_screening(files)
     lines = lines.sort_by("position").to_pydict()
@@ -313,3 +411,32 @@ def test_fuzzed_batches_commit_through_spark_and_postgres(engine, commit_files):
         ]
 
     one_batch()
+
+
+VALID = b'{"stream":"deposits","request_id":"r1","payload":{"account_id":"a","amount":5}}'
+JUDGED = {
+    VALID: ENVELOPE,
+    b"\xef\xbb\xbf" + VALID: ENVELOPE,  # a byte order mark is ignored
+    DEEP_ENVELOPE % (b"[" * 63 + b"1" + b"]" * 63): ENVELOPE,  # 65 levels
+    DEEP_ENVELOPE % (b"[" * 64 + b"1" + b"]" * 64): INVALID,  # 66
+    b'{"stream":"deposits","request_id":"r1"}': INVALID,  # a field missing
+    b'{"stream":"d","request_id":"r","payload":{},"x":1}': INVALID,  # a field more
+    b'{"stream":"d","stream":"e","request_id":"r","payload":{}}': INVALID,  # a key twice
+    b'{"stream":"d","request_id":"r","payload":{"amount":NaN}}': INVALID,
+    b'["stream","request_id","payload"]': INVALID,
+    b'{"stream":"d","request_id":"r","payload":{}': INVALID,  # cut short
+    b'{"stream":"d\xff","request_id":"r","payload":{}}': INVALID,  # not UTF-8
+    b'{"stream":"d","request_id":"\\ud800","payload":{}}': UNSURE,
+}
+
+
+def test_the_judge_of_envelopes_reads_the_format_as_the_engine_does() -> None:
+    """A control of the judge itself: on lines whose verdict is known, it gives that verdict,
+    and the engine's parser agrees."""
+    assert {line: envelope_verdict(line) for line in JUDGED} == JUDGED
+    named = [("judged.jsonl", b"\n".join(JUDGED))]
+    taken = {line.raw: line.event is not None for line in ingest_files(named)}
+    known = {line: verdict for line, verdict in JUDGED.items() if verdict != UNSURE}
+    assert {line: taken[line] for line in known} == {
+        line: verdict == ENVELOPE for line, verdict in known.items()
+    }
