@@ -360,6 +360,107 @@ class _Ran:
     profiled: Opened = field(default_factory=list)  # other parcels with task profiles
 
 
+@dataclass
+class _Driver:
+    """A batch's run on the driver: its session and ledger, how it runs (options, bins, the
+    routes to each bin), what it must release at the end (cached frames, broadcasts), the
+    parcels whose task profiles it reports, its clock and its profile."""
+
+    spark: SparkSession
+    ledger: StreamingLedger
+    options: ExecutionOptions
+    bins: int
+    routes: tuple[int, ...]
+    journal: int | None
+    after_round: Callable[[int], None] | None
+    profile: EngineProfile = field(default_factory=EngineProfile)
+    frames: list[DataFrame] = field(default_factory=list)
+    broadcasts: list[Any] = field(default_factory=list)
+    profiled: Opened = field(default_factory=list)  # parcels `_Ran` does not otherwise hold
+    clock: Stopwatch = field(init=False)
+
+    def __post_init__(self) -> None:
+        # The driver's CPU is the calling thread's: every step of a batch on the driver runs
+        # in it, and a process-wide clock also charged it with whatever else its process runs
+        # (a benchmark's sampling thread cost 10-15% of a core).
+        seconds, cpu = self.profile.driver_seconds, self.profile.driver_cpu
+        self.clock = Stopwatch(time.thread_time, seconds, cpu)
+
+    @classmethod
+    def start(
+        cls,
+        spark: SparkSession,
+        ledger: StreamingLedger,
+        options: ExecutionOptions | None,
+        journal: int | None,
+        after_round: Callable[[int], None] | None,
+    ) -> _Driver:
+        """A run of `ledger` on `spark`, its code shipped to the executors."""
+        ledger.check()
+        ship_application(spark, ledger)  # so that the executors can import its functions
+        options = options or ExecutionOptions()
+        bins = options.bins or spark.sparkContext.defaultParallelism
+        return cls(spark, ledger, options, bins, routes_for(spark, bins), journal, after_round)
+
+    def admitted(
+        self, units: Units, known: KnownLookup | None
+    ) -> tuple[DataFrame, Opened, np.ndarray, Admitted]:
+        """The batch screened (cached until the end), what screening sent the driver, each
+        unit's offset in batch order, and the admission of its events."""
+        screened = _kept(self.frames, units.screened(self.spark, self.ledger).persist())
+        collected = _opened(screened.where(~F.col("kind").isin(P.EVENTS, P.LINES)))
+        self.clock.lap("screen")
+        offsets = unit_offsets(_table(collected, P.COUNT, COUNTS_SCHEMA), units.count())
+        self.profile.events = int(offsets[-1])
+        admitted = admit_columns(
+            _in_unit_order(collected, P.ADMISSION, ADMISSION_SCHEMA), offsets, known
+        )
+        self.clock.lap("admit")
+        return screened, collected, offsets, admitted
+
+    def attempt(
+        self, events: DataFrame, admitted: Admitted, offsets: np.ndarray, source: StateRows
+    ) -> Callable[[frozenset[int]], tuple[Any, frozenset[int]]]:
+        """One planning and run of the batch's events with some rows forced ordered, for
+        `plan.replanned`: the rounds' and settling's parcels, or None and the rows that
+        overflowed."""
+
+        def attempt(forced: frozenset[int]) -> tuple[Any, frozenset[int]]:
+            planned, planning = _plan(
+                self.spark, admitted, offsets, self.bins, self.options, forced, self.broadcasts
+            )
+            self.profiled.extend(planning)
+            self.profile.rounds, self.profile.slots = planned.rounds, planned.slots
+            self.clock.lap("plan")
+            executed = _execute(
+                self.spark,
+                self.ledger,
+                events,
+                planned,
+                self.options.chunk,
+                self.routes,
+                source,
+                self.frames,
+                self.broadcasts,
+                self.clock,
+                self.journal,
+                self.after_round,
+            )
+            overflowed = _table(executed[2], P.OVERFLOWED, OVERFLOWED_SCHEMA)
+            if len(overflowed):
+                return None, _row_ids(self.ledger, overflowed)
+            return executed, frozenset()
+
+        return attempt
+
+    def release(self) -> None:
+        """Give back what the run kept: its cached frames and its broadcasts."""
+        for frame in self.frames:
+            frame.unpersist()
+        for broadcast in self.broadcasts:
+            broadcast.destroy()
+
+
 def _run(
     spark: SparkSession,
     ledger: StreamingLedger,
@@ -371,60 +472,16 @@ def _run(
     after_round: Callable[[int], None] | None,
     finish: Callable[[_Ran], T],
 ) -> tuple[T, EngineProfile]:
-    ledger.check()
-    ship_application(spark, ledger)  # so that the executors can import its functions
-    options = options or ExecutionOptions()
-    bins = options.bins or spark.sparkContext.defaultParallelism
-    routes = routes_for(spark, bins)
-    profile = EngineProfile()
-    # The driver's CPU is the calling thread's: every step of a batch on the driver runs in
-    # it, and a process-wide clock also charged it with whatever else its process runs (a
-    # benchmark's sampling thread cost 10-15% of a core).
-    clock = Stopwatch(time.thread_time, profile.driver_seconds, profile.driver_cpu)
-    frames: list[DataFrame] = []
-    profiled: Opened = []  # parcels whose task profiles `_Ran` does not otherwise hold
-    broadcasts: list[Any] = []
+    driver = _Driver.start(spark, ledger, options, journal, after_round)
+    clock, profile = driver.clock, driver.profile
     try:
-        source = source_of(broadcasts)
+        source = source_of(driver.broadcasts)
         clock.lap("ship state")
-        screened = _kept(frames, units.screened(spark, ledger).persist())
-        collected = _opened(screened.where(~F.col("kind").isin(P.EVENTS, P.LINES)))
-        clock.lap("screen")
-        count = units.count()
-        offsets = unit_offsets(_table(collected, P.COUNT, COUNTS_SCHEMA), count)
-        profile.events = int(offsets[-1])
-        admitted = admit_columns(
-            _in_unit_order(collected, P.ADMISSION, ADMISSION_SCHEMA), offsets, known
-        )
-        clock.lap("admit")
-        fingerprints = _fingerprints(spark, ledger, screened, admitted, offsets, broadcasts)
+        screened, collected, offsets, admitted = driver.admitted(units, known)
+        fingerprints = _fingerprints(spark, ledger, screened, admitted, offsets, driver.broadcasts)
         clock.lap("fingerprint duplicates")
         events = screened.where(F.col("kind") == P.EVENTS)
-
-        def attempt(forced: frozenset[int]) -> tuple[Any, frozenset[int]]:
-            planned, planning = _plan(spark, admitted, offsets, bins, options, forced, broadcasts)
-            profiled.extend(planning)
-            profile.rounds, profile.slots = planned.rounds, planned.slots
-            clock.lap("plan")
-            executed = _execute(
-                spark,
-                ledger,
-                events,
-                planned,
-                options.chunk,
-                routes,
-                source,
-                frames,
-                broadcasts,
-                clock,
-                journal,
-                after_round,
-            )
-            overflowed = _table(executed[2], P.OVERFLOWED, OVERFLOWED_SCHEMA)
-            if len(overflowed):
-                return None, _row_ids(ledger, overflowed)
-            return executed, frozenset()
-
+        attempt = driver.attempt(events, admitted, offsets, source)
         (outputs, stages, settled), profile.replans = replanned(attempt)
         ran = _Ran(
             screened,
@@ -435,9 +492,9 @@ def _run(
             admitted,
             fingerprints,
             offsets,
-            broadcasts,
+            driver.broadcasts,
             clock,
-            profiled,
+            driver.profiled,
         )
         finished = finish(ran)
         profile.tasks = task_profile(
@@ -448,10 +505,7 @@ def _run(
         clock.lap("collect")
         return finished, profile
     finally:
-        for frame in frames:
-            frame.unpersist()
-        for broadcast in broadcasts:
-            broadcast.destroy()
+        driver.release()
 
 
 def _parts(opened: Opened, stages: Sequence[str]) -> list[JournalPart]:
