@@ -7,10 +7,10 @@ are held to the same by their own tests). Read from the source, nothing imported
 from __future__ import annotations
 
 import ast
-import re
 from pathlib import Path
 
 import ledger_engine
+from tests.support.python_sql import statements_in_python
 
 PACKAGE = Path(ledger_engine.__file__).parent
 MAX_LINES = 70
@@ -28,11 +28,6 @@ LONG_ALLOWED = {
         "the batch suite's rules, declared one expression each: a list, no steps"
     ),
 }
-# A string constant that starts like an SQL statement.
-SQL_START = re.compile(
-    r"\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|GRANT|REVOKE|LOCK|SET|RESET|TRUNCATE"
-    r"|COPY|SAVEPOINT|RELEASE|ROLLBACK|WITH|BEGIN|COMMIT)\b"
-)
 # (module, line's text) -> why that SQL text is there.
 SQL_ALLOWED = {
     ("cli/pipeline.py", "SELECT * FROM "): "the demo prints a query for the user to run",
@@ -80,26 +75,7 @@ def test_each_long_function_allowed_is_still_long() -> None:
     } == {}
 
 
-def _docstrings(tree: ast.AST) -> set[int]:
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            first = node.body[0] if node.body else None
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
-                found.add(id(first.value))
-    return found
-
-
 def test_no_cli_module_keeps_a_statement_in_python() -> None:
-    found = []
-    for path in sorted((PACKAGE / "cli").glob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        docstrings = _docstrings(tree)
-        module = str(path.relative_to(PACKAGE))
-        for node in ast.walk(tree):
-            text = node.value if isinstance(node, ast.Constant) else None
-            if not isinstance(text, str) or id(node) in docstrings or not SQL_START.match(text):
-                continue
-            if (module, text) not in SQL_ALLOWED:
-                found.append(f"{module}:{node.lineno}: {text[:40]!r}")
-    assert found == []
+    found = statements_in_python(sorted((PACKAGE / "cli").glob("*.py")))
+    kept = [(str(path.relative_to(PACKAGE)), line, text) for path, line, text in found]
+    assert [f"{m}:{line}: {t[:40]!r}" for m, line, t in kept if (m, t) not in SQL_ALLOWED] == []

@@ -5,7 +5,6 @@ the report. These checks read the files and the modules' source, no database."""
 from __future__ import annotations
 
 import ast
-import re
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ import ledger_engine.audit
 import ledger_engine.report
 from ledger_engine.audit import chain
 from ledger_engine.audit.sql_files import SQL_DIR, audit_query
+from tests.support.python_sql import statements_in_python
 
 AUDIT = Path(ledger_engine.audit.__file__).parent
 REPORT = Path(ledger_engine.report.__file__).parent
@@ -22,32 +22,11 @@ FILES = sorted(SQL_DIR.glob("*.sql"))
 # the one that leaves a statement's placeholders to psycopg2's composition
 # (`sql_files.composable`), and the loader's own reading of a scope's relations.
 LOADERS = {"audit_query", "composable", "_text"}
-# A string constant that starts like an SQL statement (tests/store/test_sql_files.py's).
-_SQL_START = re.compile(
-    r"\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|GRANT|REVOKE|LOCK|SET|RESET|TRUNCATE"
-    r"|COPY|SAVEPOINT|RELEASE|ROLLBACK|WITH|BEGIN|COMMIT)\b"
-)
 
 
 def test_no_audit_module_keeps_a_statement_in_python() -> None:
-    found = []
-    for path in sorted(AUDIT.glob("*.py")):
-        tree = ast.parse(path.read_text(), str(path))
-        docstrings = {id(doc) for doc in map(_docstring, ast.walk(tree)) if doc is not None}
-        for node in ast.walk(tree):
-            text = node.value if isinstance(node, ast.Constant) else None
-            if isinstance(text, str) and id(node) not in docstrings and _SQL_START.match(text):
-                found.append(f"{path.name}:{node.lineno}: {text[:40]!r}")
-    assert not found, found
-
-
-def _docstring(node: ast.AST) -> ast.Constant | None:
-    if not isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-        return None
-    first = node.body[0] if node.body else None
-    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
-        return first.value
-    return None
+    found = statements_in_python(sorted(AUDIT.glob("*.py")))
+    assert [f"{path.name}:{line}: {text[:40]!r}" for path, line, text in found] == []
 
 
 def _names_read() -> tuple[set[str], set[str]]:

@@ -5,8 +5,6 @@ database."""
 
 from __future__ import annotations
 
-import ast
-import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,6 +15,7 @@ import ledger_engine.store
 from ledger_engine.reconcile.storage.sql_files import statement as storage_statement
 from ledger_engine.store.lease import LEDGER_KEY
 from ledger_engine.store.sql_files import STATEMENTS_DIR, statement
+from tests.support.python_sql import statements_in_python
 
 STORE = Path(ledger_engine.store.__file__).parent
 STORAGE = Path(ledger_engine.reconcile.storage.__file__).parent
@@ -24,11 +23,6 @@ STORAGE = Path(ledger_engine.reconcile.storage.__file__).parent
 PACKAGES: dict[Path, Callable[[str], str]] = {STORE: statement, STORAGE: storage_statement}
 FILES = [path for package in PACKAGES for path in sorted((package / "sql").glob("*/*.sql"))]
 NAMES = [(path.parents[2], f"{path.parent.name}/{path.stem}") for path in FILES]
-# A string constant that starts like an SQL statement.
-_SQL_START = re.compile(
-    r"\s*(SELECT|INSERT|UPDATE|DELETE|CREATE|DROP|ALTER|GRANT|REVOKE|LOCK|SET|RESET|TRUNCATE"
-    r"|COPY|SAVEPOINT|RELEASE|ROLLBACK|WITH|BEGIN|COMMIT)\b"
-)
 
 
 @pytest.mark.parametrize("package", list(PACKAGES), ids=lambda p: p.name)
@@ -58,24 +52,8 @@ def test_each_file_is_a_statement_its_module_runs(package: Path, name: str) -> N
 
 @pytest.mark.parametrize("package", list(PACKAGES), ids=lambda p: p.name)
 def test_no_module_keeps_a_statement_in_python(package: Path) -> None:
-    found = []
-    for path in sorted(package.glob("*.py")):
-        tree = ast.parse(path.read_text(), str(path))
-        docstrings = {id(doc) for doc in map(_docstring, ast.walk(tree)) if doc is not None}
-        for node in ast.walk(tree):
-            text = node.value if isinstance(node, ast.Constant) else None
-            if isinstance(text, str) and id(node) not in docstrings and _SQL_START.match(text):
-                found.append(f"{path.name}:{node.lineno}: {text[:40]!r}")
-    assert not found, found
-
-
-def _docstring(node: ast.AST) -> ast.Constant | None:
-    if not isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-        return None
-    first = node.body[0] if node.body else None
-    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
-        return first.value
-    return None
+    found = statements_in_python(sorted(package.glob("*.py")))
+    assert [f"{path.name}:{line}: {text[:40]!r}" for path, line, text in found] == []
 
 
 def test_the_loader_leaves_out_heading_comments_and_the_closing_semicolon() -> None:
