@@ -5,6 +5,7 @@ are shared, in tests/conftest.py)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from sqlalchemy import Engine
@@ -63,3 +64,17 @@ def audited_ledger_url(
     finally:
         engine.dispose()
     return module_database_url
+
+
+@pytest.fixture(scope="module")
+def project_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One Great Expectations project for a module's runs: created by the first, reused (and
+    found current) by the others, as in production."""
+    return tmp_path_factory.mktemp("expectations")
+
+
+@pytest.fixture
+def ledger_url(audited_ledger_url: str, make_database_url: Callable[..., str]) -> str:
+    """A copy of the module's audited ledger (`audited_ledger_url`), for one test alone (a
+    module on another ledger names its own `ledger_url`)."""
+    return make_database_url(template=audited_ledger_url)

@@ -30,20 +30,8 @@ from tests.support.events import event_file
 # --- The ledger and its audits -------------------------------------------------------------
 
 
-# The module's Great Expectations project, and the test's copy of the module's ledger: as the
-# batch suite's (tests/audit/test_batch_expectations.py), on the same ledger.
-@pytest.fixture(scope="module")
-def project_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One Great Expectations project for the module's runs, as in production."""
-    return tmp_path_factory.mktemp("expectations")
-
-
-@pytest.fixture
-def ledger_url(audited_ledger_url: str, make_database_url: Callable[..., str]) -> str:
-    """A copy of the module's ledger (`audited_ledger_url`), for this test alone."""
-    return make_database_url(template=audited_ledger_url)
-
-
+# The module's Great Expectations project (`project_root`) and each test's copy of the audited
+# ledger (`ledger_url`) are tests/audit/conftest.py's, as for the batch suite's tests.
 @pytest.fixture
 def engine_of(ledger_url: str) -> Iterator[Engine]:
     engine = connect(ledger_url)

@@ -10,10 +10,8 @@ scope. Each test works on a copy.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from sqlalchemy import text
 
 from ledger_engine.apps.bank.ledger import build_ledger
@@ -57,18 +55,6 @@ ALL_CHECKS = [
     COUNTS,
     "batch rows in scope chain by hash",
 ]
-
-
-@pytest.fixture(scope="module")
-def project_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One Great Expectations project for the module's runs, as in production."""
-    return tmp_path_factory.mktemp("expectations")
-
-
-@pytest.fixture
-def ledger_url(audited_ledger_url: str, make_database_url: Callable[..., str]) -> str:
-    """A copy of the module's ledger (`audited_ledger_url`), for this test alone."""
-    return make_database_url(template=audited_ledger_url)
 
 
 def audit(url: str, project_root: Path) -> dict[str, CheckResult]:

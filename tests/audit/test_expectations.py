@@ -78,13 +78,6 @@ def ledger_url(committed_ledger_url: str, make_database_url: Callable[..., str])
     return make_database_url(template=committed_ledger_url)
 
 
-@pytest.fixture(scope="module")
-def project_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One Great Expectations project for the module's runs: created by the first, reused (and
-    found current) by the others, as in production."""
-    return tmp_path_factory.mktemp("expectations")
-
-
 def test_every_expectation_passes_on_what_the_engine_committed(
     ledger_url: str, project_root: Path, capsys: pytest.CaptureFixture[str]
 ):

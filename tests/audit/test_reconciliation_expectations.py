@@ -131,12 +131,6 @@ def ledger_url(reconciled_url: str, make_database_url: Callable[..., str]) -> st
     return make_database_url(template=reconciled_url)
 
 
-@pytest.fixture(scope="module")
-def project_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One Great Expectations project for the module's runs."""
-    return tmp_path_factory.mktemp("expectations")
-
-
 RECONCILIATION_ONLY = SuiteSpec(
     "reconciliation_only",
     "no_rows",

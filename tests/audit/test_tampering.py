@@ -102,11 +102,6 @@ CASES = {
 }
 
 
-@pytest.fixture(scope="module")
-def project_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("expectations")
-
-
 @pytest.fixture
 def audits(
     committed_ledger_url: str, make_database_url: Callable[..., str], project_root: Path
