@@ -34,12 +34,7 @@ RECONCILE_DAG = "ledger_reconcile"
 
 def may_read(user: BaseUser) -> bool:
     """Whether the auth manager lets `user` read the pipeline's runs."""
-    return get_auth_manager().is_authorized_dag(
-        method="GET",
-        access_entity=DagAccessEntity.RUN,
-        details=DagDetails(id=PIPELINE_DAG),
-        user=user,
-    )
+    return _may(user, "GET", PIPELINE_DAG)
 
 
 def reader(user: Annotated[BaseUser, Depends(get_user)]) -> BaseUser:
@@ -55,12 +50,7 @@ def reader(user: Annotated[BaseUser, Depends(get_user)]) -> BaseUser:
 
 def may_work(user: BaseUser) -> bool:
     """Whether the auth manager lets `user` run reconciliation, and so work its breaks."""
-    return get_auth_manager().is_authorized_dag(
-        method="POST",
-        access_entity=DagAccessEntity.RUN,
-        details=DagDetails(id=RECONCILE_DAG),
-        user=user,
-    )
+    return _may(user, "POST", RECONCILE_DAG)
 
 
 def worker(user: Annotated[BaseUser, Depends(reader)]) -> BaseUser:
@@ -72,3 +62,13 @@ def worker(user: Annotated[BaseUser, Depends(reader)]) -> BaseUser:
             f" run {RECONCILE_DAG})",
         )
     return user
+
+
+def _may(user: BaseUser, method: str, dag_id: str) -> bool:
+    """Whether the auth manager lets `user` do `method` on the runs of the DAG `dag_id`."""
+    return get_auth_manager().is_authorized_dag(
+        method=method,
+        access_entity=DagAccessEntity.RUN,
+        details=DagDetails(id=dag_id),
+        user=user,
+    )

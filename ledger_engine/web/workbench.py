@@ -31,7 +31,7 @@ from ledger_engine.core.money import Unit, money_text
 from ledger_engine.errors import ResolutionRefused, SourcesError
 from ledger_engine.reconcile.matching import reason_words
 from ledger_engine.reconcile.resolve import manual_match, write_off
-from ledger_engine.reconcile.sources import Sources
+from ledger_engine.reconcile.sources import Sources, load_sources
 from ledger_engine.reconcile.storage.queue import (
     QUEUE_PAGE,
     BreakItems,
@@ -71,11 +71,14 @@ class LedgerSide:
     engine: Engine
 
     def sources(self) -> Sources | None:
-        """The ledger's declared sources (read anew: the file may change), or None."""
-        from ledger_engine.reconcile.job import declared_sources
+        """The ledger's declared sources (read anew: the file may change), or None. Read only:
+        `reconcile.job.declared_sources` would also create their inbox folders, which a page
+        has no business doing."""
+        from ledger_engine.reconcile.job import sources_file
 
+        path = sources_file(self.settings, self.ledger)
         try:
-            return declared_sources(self.settings, self.ledger)
+            return load_sources(path, self.ledger.tables, self.ledger.streams)
         except (FileNotFoundError, SourcesError):
             return None
 
@@ -233,15 +236,9 @@ def _queue(
         source_choices=sorted({s for s, _ in counts} | set(units)),
         reason_choices=[(r, reason_words(r)) for r in REASONS],
         declared=sorted(units),
-        can_work=may_work(user),
-        user=user.get_name(),
-        form_key=form_key(request),
-        form_key_field=FORM_KEY_FIELD,
-        said=said,
-        refused=refused,
         started=started,
-        match_url=mounted(request, "breaks/match"),
         reconcile_url=mounted(request, "reconcile"),
+        **_working(request, user, said, refused),
     )
 
 
@@ -279,15 +276,23 @@ def _break(
         write_off_stream=stream.stream if stream is not None else None,
         history=break_history(side.engine, break_id),
         candidates=[_row(request, b, {item.source: unit} if unit else {}, now) for b in candidates],
-        can_work=may_work(user),
-        user=user.get_name(),
-        form_key=form_key(request),
-        form_key_field=FORM_KEY_FIELD,
-        said=said,
-        refused=refused,
-        match_url=mounted(request, "breaks/match"),
         write_off_url=mounted(request, f"breaks/{item.break_id}/write-off"),
+        **_working(request, user, said, refused),
     )
+
+
+def _working(request: Request, user: BaseUser, said: str | None, refused: str | None) -> dict:
+    """What every workbench page shows of the user and their work: who they are, whether
+    they may work breaks, the forms' key and the match form's address, the message."""
+    return {
+        "user": user.get_name(),
+        "can_work": may_work(user),
+        "form_key": form_key(request),
+        "form_key_field": FORM_KEY_FIELD,
+        "match_url": mounted(request, "breaks/match"),
+        "said": said,
+        "refused": refused,
+    }
 
 
 @dataclass(frozen=True)
