@@ -38,7 +38,7 @@ from sqlalchemy import Engine, text
 from bench.run import RESULTS, database, server_url
 from ledger_engine.apps.bank.generator import generate_events
 from ledger_engine.apps.bank.ledger import build_ledger
-from ledger_engine.audit.expectations import DEFAULT_PROJECT_ROOT
+from ledger_engine.audit.expectations.run import DEFAULT_PROJECT_ROOT
 from ledger_engine.audit.findings import BATCHES
 from ledger_engine.config import PROJECT_ROOT, Settings
 from ledger_engine.core.stopwatch import Stopwatch

@@ -83,10 +83,10 @@ def sizes(url: str) -> dict[str, int]:
 
 def measure(url: str) -> dict[str, Any]:
     """Seconds of each audit on the ledger at `url`, and whether it passed."""
-    from ledger_engine.audit.expectations import run_expectations
+    from ledger_engine.audit.expectations.run import run_expectations
     from ledger_engine.audit.findings import AuditReport
-    from ledger_engine.audit.replay import replay_checks
-    from ledger_engine.audit.verify import verify_ledger
+    from ledger_engine.audit.proof.verify import verify_ledger
+    from ledger_engine.audit.rederivation.replay import replay_checks
     from ledger_engine.report import write_report
 
     ledger = build_ledger()

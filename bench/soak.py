@@ -5,10 +5,11 @@ Each round lands a file of new events (with retries of earlier rounds' request i
 a changed payload, and a faulty event), starts `ledger run`, lands another file while it runs,
 and sends SIGKILL to the run's driver process at a random moment (unless it finished first).
 Then `ledger run` runs to completion, and the round's check compares everything in PostgreSQL
-with the serial runner over every file the batches took in (`ledger_engine.audit.oracle`),
-requires every landed file to be in exactly one batch, and recomputes the Merkle roots and the
-batch chain. It prints rounds, kills and mismatches; the exit status is 1 if any round
-mismatched. Not part of CI: 50 rounds take about an hour.
+with the serial runner over every file the batches took in
+(`ledger_engine.audit.rederivation.oracle`), requires every landed file to be in exactly one
+batch, and recomputes the Merkle roots and the batch chain. It prints rounds, kills and
+mismatches; the exit status is 1 if any round mismatched. Not part of CI: 50 rounds take
+about an hour.
 
     .venv/bin/python -m bench.soak --rounds 50
 
@@ -35,8 +36,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ledger_engine.apps.bank.generator import generate_events
 from ledger_engine.apps.bank.ledger import build_ledger
-from ledger_engine.audit.oracle import serial_differences
-from ledger_engine.audit.verify import verify_ledger
+from ledger_engine.audit.proof.verify import verify_ledger
+from ledger_engine.audit.rederivation.oracle import serial_differences
 from ledger_engine.config import PROJECT_ROOT, Settings
 from ledger_engine.core.records import Event
 from ledger_engine.core.stopwatch import Stopwatch

@@ -20,9 +20,9 @@ cost is the whole ledger run here (`ledger audit --full` runs the first two by h
   counts;
 - `great_expectations_checkpoint` runs the whole-ledger suite (`ledger_integrity`);
 - `replay_event_log` re-executes the stored event log from an empty ledger with the serial
-  runner (`ledger_engine.audit.replay.replay_checks`) and compares every table, the change log,
-  results, rejections, duplicates, executed request ids and each event's outcome with
-  PostgreSQL, logging its progress (`ledger verify --replay` runs the same by hand);
+  runner (`ledger_engine.audit.rederivation.replay.replay_checks`) and compares every table,
+  the change log, results, rejections, duplicates, executed request ids and each event's
+  outcome with PostgreSQL, logging its progress (`ledger verify --replay` runs the same by hand);
 - `write_audit_report` writes one HTML audit report page under `LEDGER_REPORTS` with every
   check, records a full audit mark (`ledger_audit_marks`) when every check passed, and fails,
   listing the failed checks and their findings, if any failed.

@@ -1,5 +1,5 @@
 -- The Merkle encoding of ledger_engine.audit.merkle, in SQL, so that audits recompute every
--- table's tree inside PostgreSQL (ledger_engine.audit.snapshots) instead of streaming the
+-- table's tree inside PostgreSQL (ledger_engine.audit.proof.snapshots) instead of streaming the
 -- table through Python. Each function reproduces, byte for byte, what the Python side hashes;
 -- tests/audit/test_merkle_sql.py checks the two agree over generated keys and values.
 
@@ -42,7 +42,7 @@ $$;
 -- Word `word` (0..3, most significant first) of a 256-bit leaf, as a signed 64-bit integer.
 -- A bucket's digest is the sum of its leaves modulo 2^256; summing the four words separately
 -- (as numeric, which does not overflow) and recombining them gives it without 256-bit
--- arithmetic in SQL (ledger_engine.audit.snapshots).
+-- arithmetic in SQL (ledger_engine.audit.proof.snapshots).
 CREATE FUNCTION ledger_merkle_word(leaf bytea, word integer) RETURNS bigint
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
     SELECT (('x' || encode(substr(leaf, 8 * word + 1, 8), 'hex'))::bit(64))::bigint

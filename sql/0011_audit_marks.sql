@@ -31,7 +31,7 @@ CREATE INDEX ledger_audit_marks_through ON ledger_audit_marks (audited_through);
 REVOKE UPDATE, DELETE, TRUNCATE ON ledger_audit_marks FROM ledger_writer;
 
 -- The batch audit's scope as data: the first batch after the last mark and the newest batch.
--- Great Expectations' batch suite (ledger_engine.audit.batch_expectations) reads its scope
+-- Great Expectations' batch suite (ledger_engine.audit.expectations) reads its scope
 -- from this view, since its rules are static SQL text; the audit's Python part reads the same
 -- two numbers once and binds them. An empty scope has last_batch = first_batch - 1.
 CREATE VIEW ledger_audit_scope AS

@@ -1,7 +1,9 @@
 """A tidy package, in the spirit of TigerBeetle's `tidy.zig`: no function longer than a reader
 holds in view (70 lines) unless the list below names it with its reason, and no SQL statement
 kept in a Python module of `cli/` (the store's, reconciliation storage's and the audit's modules
-are held to the same by their own tests). Read from the source, nothing imported.
+are held to the same by their own tests); and tidy tests: a test module takes its helpers from
+`tests/support` only, never from a conftest or another test module. Read from the source,
+nothing imported.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import ledger_engine
 from tests.support.python_sql import statements_in_python
 
 PACKAGE = Path(ledger_engine.__file__).parent
+TESTS = Path(__file__).parent
 MAX_LINES = 70
 
 # (module, function) -> why it is longer.
@@ -20,12 +23,6 @@ LONG_ALLOWED = {
     ("core/transaction.py", "execute"): (
         "the hot loop: one transaction's steps inline, since a call per step costs "
         "(bench/studies/the-executor.md)"
-    ),
-    ("audit/expectations.py", "build_expectations"): (
-        "the whole-ledger suite's rules, declared one expression each: a list, no steps"
-    ),
-    ("audit/batch_expectations.py", "build_batch_expectations"): (
-        "the batch suite's rules, declared one expression each: a list, no steps"
     ),
 }
 # (module, line's text) -> why that SQL text is there.
@@ -79,3 +76,59 @@ def test_no_cli_module_keeps_a_statement_in_python() -> None:
     found = statements_in_python(sorted((PACKAGE / "cli").glob("*.py")))
     kept = [(str(path.relative_to(PACKAGE)), line, text) for path, line, text in found]
     assert [f"{m}:{line}: {t[:40]!r}" for m, line, t in kept if (m, t) not in SQL_ALLOWED] == []
+
+
+def imported_modules(source: str) -> list[str]:
+    """The modules `source` imports, absolute imports only (a test module has no package)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append(node.module)
+    return found
+
+
+def _outside_support(tests_root: Path) -> list[Path]:
+    return [
+        path
+        for path in sorted(tests_root.rglob("*.py"))
+        if "support" not in path.relative_to(tests_root).parts
+    ]
+
+
+def helpers_from_elsewhere(path: Path, tests_root: Path) -> list[str]:
+    """What the test module at `path` imports from the test tree outside `tests/support`: a
+    module of `tests` other than `tests.support`, or a module found by its bare name in the
+    test tree (as pytest's rootdir insertion would let `import conftest` or `import test_x`)."""
+    local = {p.stem for p in _outside_support(tests_root)}
+    return [
+        name
+        for name in imported_modules(path.read_text(encoding="utf-8"))
+        if (name.split(".")[0] == "tests" and not name.startswith("tests.support"))
+        or name.split(".")[0] in local
+    ]
+
+
+def test_the_helpers_reader_finds_an_import_of_a_conftest_or_a_test_module(tmp_path: Path):
+    """A control: imports from a conftest, another test module and a test folder are found;
+    imports from `tests.support` and the libraries are not."""
+    (tmp_path / "conftest.py").write_text("", encoding="utf-8")
+    (tmp_path / "engine").mkdir()
+    (tmp_path / "engine" / "test_other.py").write_text("", encoding="utf-8")
+    module = tmp_path / "test_this.py"
+    module.write_text(
+        "import conftest\nfrom test_other import helper\nfrom tests.engine.x import y\n"
+        "from tests.support.events import event_file\nimport pytest\n",
+        encoding="utf-8",
+    )
+    assert helpers_from_elsewhere(module, tmp_path) == ["conftest", "test_other", "tests.engine.x"]
+
+
+def test_test_modules_take_their_helpers_from_tests_support_only() -> None:
+    found = {
+        str(path.relative_to(TESTS)): names
+        for path in _outside_support(TESTS)
+        if (names := helpers_from_elsewhere(path, TESTS))
+    }
+    assert found == {}

@@ -22,7 +22,7 @@ batch. Four defaults then cost more than the checks themselves, or far more (mea
   entries) spilled to temporary files at 4 MB. 64 MB holds a 10^5-event batch's.
 
 The Great Expectations batch suite's sessions get them through the connection's options
-(`expectations.SuiteSpec.session_settings`); the audit's own transactions set them locally
+(`expectations.suites.SuiteSpec.session_settings`); the audit's own transactions set them locally
 (`set_locally`). The full audit keeps PostgreSQL's defaults.
 """
 

@@ -80,7 +80,7 @@ def cmd_verify(settings: Settings, args: argparse.Namespace) -> int:
     """Prove the system of record from PostgreSQL alone: the batch hash chain, every table's
     Merkle tree (down to the keys that differ) and the batch counts; with --replay, also
     re-execute the whole stored event log and compare everything. Exit 1 on any finding."""
-    from ledger_engine.audit.verify import verify_ledger
+    from ledger_engine.audit.proof.verify import verify_ledger
     from ledger_engine.store.database import open_store
 
     ledger = load_ledger(settings.app)
@@ -97,7 +97,7 @@ def cmd_verify(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _replay(engine, ledger) -> list:
-    from ledger_engine.audit.replay import replay_checks
+    from ledger_engine.audit.rederivation.replay import replay_checks
 
     with progress() as bar:
         task = bar.add_task("replay: events re-executed", total=None)

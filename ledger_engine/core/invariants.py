@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ledger_engine.core.naming import label_problem, sql_identifier
+from ledger_engine.errors import DeclarationError
 
 MINIMUM, CONSERVED, BALANCED = "minimum", "conserved", "balanced"
 
@@ -43,6 +44,11 @@ class Invariant:
 
     def __post_init__(self) -> None:
         assert self.kind in (MINIMUM, CONSERVED, BALANCED), self.kind
+        # Its SQL name is derived here, so a name that cannot be one is refused here: a
+        # default name joins every stream's label, and may pass the limit.
+        problem = label_problem("invariant", self.name)
+        if problem is not None:
+            raise DeclarationError(problem)
         object.__setattr__(self, "sql_name", sql_identifier(self.name))
 
     def describe(self) -> str:

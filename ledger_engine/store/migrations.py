@@ -37,9 +37,12 @@ _RECORD = statement("migrations/record")
 # issue 13 the core migrations created the bank's tables (0002, now left out), its views (0003)
 # and their grants and page fill (0007, 0012); these now come from the bank's declarations, and
 # a database migrated before holds them already: the generated migration adopts its tables.
+# Issue 32 changed comments only (0009, 0011: the audit modules they name moved).
 _SUPERSEDED = {
     "0003": {"b17aa87b0f4ec91421ec8c696e8e175a9b8364a964428ddbe90d05eb35027e91"},
     "0007": {"81f71bd4416ad19bc5893e066ef42a8048352f9eb4af911b5bbbca53ea5319ed"},
+    "0009": {"99a8e25e3127d0935ef7dd64a01b351f46f3f490c4ca132bc488a9e49da3ce91"},
+    "0011": {"002bd309b7da829bd4bef67bdb48ff58409c771405f7edd0256155eb18478dbd"},
     "0012": {"9c543190152ad6374c542cf46794c515cdb42641d219d73744fa6d66236e0629"},
 }
 

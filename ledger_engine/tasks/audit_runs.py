@@ -3,7 +3,8 @@
 Two kinds of audit (`ledger_engine.audit.findings`):
 
 - the *batch audit* (`BATCHES`), after every pipeline run: the batches after the last passing
-  audit's mark, at a cost of those batches (`batch_verify`, `batch_expectations`);
+  audit's mark, at a cost of those batches (`proof.batch_verify`, the batch suite of
+  `expectations`);
 - the *full audit* (`FULL`), `ledger audit --full` and the daily DAG: `ledger verify`'s
   recomputation of every Merkle tree and the whole-ledger Great Expectations suite (the daily
   DAG adds the replay).
@@ -28,8 +29,8 @@ from sqlalchemy import Engine
 
 from ledger_engine.apps import load_ledger
 from ledger_engine.audit.findings import BATCHES, FULL, AuditReport, AuditScope, CheckResult
+from ledger_engine.audit.proof.verify import verify_ledger
 from ledger_engine.audit.scope import Mark, narrowest, read_scope, record_mark
-from ledger_engine.audit.verify import verify_ledger
 from ledger_engine.config import Settings
 from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.core.stopwatch import Stopwatch
@@ -66,7 +67,7 @@ def expectation_checks(
 ) -> list[CheckResult]:
     """The whole-ledger Great Expectations suite over the system of record (also builds Data
     Docs)."""
-    from ledger_engine.audit.expectations import run_expectations
+    from ledger_engine.audit.expectations.run import run_expectations
 
     ledger = ledger or load_ledger(settings.app)
     engine = engine or open_store(settings, ledger)
@@ -83,7 +84,7 @@ def merkle_audit(
     if kind == FULL:
         scope = read_scope(engine, FULL)
         return scope, snapshot_checks(settings, engine, ledger=ledger)
-    from ledger_engine.audit.batch_verify import verify_batches
+    from ledger_engine.audit.proof.batch_verify import verify_batches
 
     return verify_batches(engine, ledger)
 
@@ -102,7 +103,7 @@ def expectations_audit(
     scope = read_scope(engine, kind)
     if kind == FULL:
         return scope, expectation_checks(settings, engine, expectations_root, ledger=ledger)
-    from ledger_engine.audit.batch_expectations import run_batch_expectations
+    from ledger_engine.audit.expectations.run import run_batch_expectations
 
     root = expectations_root or expectations_project(settings, ledger)
     return scope, run_batch_expectations(_url(engine), ledger, root)
@@ -116,7 +117,7 @@ def replay_audit(
     ledger: StreamingLedger | None = None,
 ) -> AuditPart:
     """The re-derivation of the whole stored event log (a full audit's, in the daily DAG)."""
-    from ledger_engine.audit.replay import replay_checks
+    from ledger_engine.audit.rederivation.replay import replay_checks
 
     scope = read_scope(engine, FULL)
     return scope, replay_checks(engine, ledger or load_ledger(settings.app), on_progress)

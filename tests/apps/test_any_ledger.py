@@ -18,7 +18,7 @@ import pytest
 from ledger_engine import Event, run_serial
 from ledger_engine.apps import load_ledger
 from ledger_engine.apps.bank.generator import generate_events
-from ledger_engine.audit.verify import verify_ledger
+from ledger_engine.audit.proof.verify import verify_ledger
 from ledger_engine.cli import main
 from ledger_engine.config import Settings
 from ledger_engine.core.ingest import parse_line
@@ -32,7 +32,7 @@ from tests.support.database import committed_state
 
 TESTS = Path(__file__).parents[1]
 SIMPLE_TRADE = TESTS / "support" / "apps" / "simple_trade.py"
-GENERATED = TESTS / "engine" / "generated_apps.py"
+GENERATED = TESTS / "support" / "generated_apps.py"
 
 
 @dataclass(frozen=True)

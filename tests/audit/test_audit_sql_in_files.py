@@ -11,7 +11,7 @@ import pytest
 
 import ledger_engine.audit
 import ledger_engine.report
-from ledger_engine.audit import chain
+from ledger_engine.audit.proof import chain
 from ledger_engine.audit.sql_files import SQL_DIR, audit_query
 from tests.support.python_sql import statements_in_python
 
@@ -25,8 +25,8 @@ LOADERS = {"audit_query", "composable", "_text"}
 
 
 def test_no_audit_module_keeps_a_statement_in_python() -> None:
-    found = statements_in_python(sorted(AUDIT.glob("*.py")))
-    assert [f"{path.name}:{line}: {text[:40]!r}" for path, line, text in found] == []
+    found = statements_in_python(sorted(AUDIT.rglob("*.py")))
+    assert [f"{path.relative_to(AUDIT)}:{line}: {text[:40]!r}" for path, line, text in found] == []
 
 
 def _names_read() -> tuple[set[str], set[str]]:
@@ -34,7 +34,7 @@ def _names_read() -> tuple[set[str], set[str]]:
     (a string constant) and as the literal head of an f-string (`f"invariant_{kind}"`)."""
     names: set[str] = set()
     prefixes: set[str] = set()
-    for path in sorted([*AUDIT.glob("*.py"), *REPORT.glob("*.py")]):
+    for path in sorted([*AUDIT.rglob("*.py"), *REPORT.rglob("*.py")]):
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if not isinstance(node, ast.Call) or not node.args:
                 continue

@@ -15,8 +15,7 @@ from pathlib import Path
 from sqlalchemy import text
 
 from ledger_engine.apps.bank.ledger import build_ledger
-from ledger_engine.audit.batch_expectations import run_batch_expectations
-from ledger_engine.audit.expectations import DEFAULT_PROJECT_ROOT
+from ledger_engine.audit.expectations.run import DEFAULT_PROJECT_ROOT, run_batch_expectations
 from ledger_engine.audit.findings import CheckResult
 from ledger_engine.store.database import connect
 from tests.support.expectations import (

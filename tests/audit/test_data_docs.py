@@ -1,5 +1,5 @@
 """Great Expectations' Data Docs on a machine without internet (most bank networks): the site
-an audit builds works from its own folder (`ledger_engine.audit.data_docs`).
+an audit builds works from its own folder (`ledger_engine.audit.expectations.data_docs`).
 
 The batch audit's Great Expectations part passes on the bank workload; then a balance is
 changed behind the engine's back and the full audit's fails. Headless Chromium (Debian's
@@ -29,13 +29,12 @@ import pytest
 from sqlalchemy import text
 
 from ledger_engine.apps.bank.ledger import build_ledger
-from ledger_engine.audit.batch_expectations import run_batch_expectations
-from ledger_engine.audit.data_docs import (
+from ledger_engine.audit.expectations.data_docs import (
     OfflineIndexPageView,
     OfflinePageView,
     OfflineSiteBuilder,
 )
-from ledger_engine.audit.expectations import run_expectations
+from ledger_engine.audit.expectations.run import run_batch_expectations, run_expectations
 from ledger_engine.audit.findings import CheckResult
 from ledger_engine.config import PROJECT_ROOT
 from ledger_engine.store.database import connect
@@ -47,8 +46,8 @@ ARTIFACTS = PROJECT_ROOT / "test-artifacts" / "data-docs"
 FOLD_ACCOUNTS = "accounts equals the fold of its change log"
 FONT_AWESOME = "Font Awesome 6 Free"
 PASSED, FAILED = "fa-check-circle", "fa-times"  # Great Expectations' status icons
-VENDOR = files("ledger_engine.audit.data_docs") / "static" / "vendor"
-OUR_TEMPLATES = files("ledger_engine.audit.data_docs") / "templates"
+VENDOR = files("ledger_engine.audit.expectations.data_docs") / "static" / "vendor"
+OUR_TEMPLATES = files("ledger_engine.audit.expectations.data_docs") / "templates"
 GX_TEMPLATES = Path(great_expectations.__file__).parent / "render" / "view" / "templates"
 # Great Expectations 1.24.1's templates that `OUR_TEMPLATES` replace, with copies changed only
 # where they name an asset: their SHA-256 when they were copied. Another release's templates

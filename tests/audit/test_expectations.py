@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import Engine, make_url, text
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from ledger_engine.audit.expectations import DEFAULT_PROJECT_ROOT, run_expectations
+from ledger_engine.audit.expectations.run import DEFAULT_PROJECT_ROOT, run_expectations
 from ledger_engine.core.admission import INVALID_REQUEST_ID
 from ledger_engine.pipeline.job import BatchSummary
 from ledger_engine.store.database import connect

@@ -1,5 +1,5 @@
 """The batch hash is computed twice, by independent code: the commit writes it
-(`store.commit.batch_row_hash`) and the audit recomputes it (`audit.chain.batch_row_hash`).
+(`store.commit.batch_row_hash`) and the audit recomputes it (`audit.proof.chain.batch_row_hash`).
 Both must agree on every row the commit can write, or the audit would fail good ledgers; a
 change to one side's format without the other fails here first."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ledger_engine.audit import chain
+from ledger_engine.audit.proof import chain
 from ledger_engine.store import commit
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=20)

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine, create_engine, text
 
-from ledger_engine.audit.snapshots import table_digests
+from ledger_engine.audit.proof.snapshots import table_digests
 from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.core.records import canonical_json
 from ledger_engine.store.embedded import to_sqlalchemy_url

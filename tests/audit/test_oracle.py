@@ -1,4 +1,4 @@
-"""The serial oracle (`audit.oracle.serial_differences`) decides the crash, outage and
+"""The serial oracle (`audit.rederivation.oracle.serial_differences`) decides the crash, outage and
 concurrency tests by reporting nothing; these are its positive controls: on a copy of a
 committed ledger, each difference planted behind the engine's back (a balance, a change-log
 row, an event's outcome, a batch's counts, a file read again with other bytes, a file no batch
@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import text
 
 from ledger_engine.apps.bank.ledger import build_ledger
-from ledger_engine.audit.oracle import serial_differences
+from ledger_engine.audit.rederivation.oracle import serial_differences
 from ledger_engine.store.database import connect
 from tests.support.bank import deposit
 from tests.support.bank_workload import bank_batches

@@ -25,13 +25,12 @@ import pytest
 from sqlalchemy import Engine
 
 from ledger_engine.apps.bank.ledger import build_ledger
-from ledger_engine.audit.expectations import (
-    RECONCILIATION,
+from ledger_engine.audit.expectations.rules import RECONCILIATION
+from ledger_engine.audit.expectations.run import run_expectations, run_suite
+from ledger_engine.audit.expectations.suites import (
     RUN_PAGE,
     SuiteSpec,
     reconciliation_expectations,
-    run_expectations,
-    run_suite,
 )
 from ledger_engine.audit.findings import AuditReport, CheckResult
 from ledger_engine.reconcile.matching import DUPLICATE
@@ -139,7 +138,7 @@ RECONCILIATION_ONLY = SuiteSpec(
     "reconciliation_only_on_no_rows",
     "reconciliation_only",
     {"result_format": "COMPLETE"},
-    reconciliation_expectations,
+    lambda: reconciliation_expectations(LEDGER),
     data_docs=RUN_PAGE,
 )
 

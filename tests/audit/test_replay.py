@@ -22,8 +22,8 @@ from sqlalchemy import Engine, create_engine, text
 from ledger_engine.apps.bank.generator import generate_events
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.audit.findings import CheckResult
-from ledger_engine.audit.replay import ReplayProgress, replay_checks
-from ledger_engine.audit.stored_form import ambiguous, jsonb_form, same_json
+from ledger_engine.audit.rederivation.replay import ReplayProgress, replay_checks
+from ledger_engine.audit.rederivation.stored_form import ambiguous, jsonb_form, same_json
 from ledger_engine.core.records import canonical_json
 from ledger_engine.runtime.serial import SerialRun, run_serial
 from ledger_engine.store.database import connect

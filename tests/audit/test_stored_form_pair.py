@@ -1,6 +1,6 @@
 """What the event log keeps of an event is written by the staging and predicted by the audit's
-replay, with code of each side's own (`store.staging`, `audit.stored_form`): both must agree on
-every event a line can carry, hostile ones first."""
+replay, with code of each side's own (`store.staging`, `audit.rederivation.stored_form`): both
+must agree on every event a line can carry, hostile ones first."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ledger_engine.audit import stored_form
+from ledger_engine.audit.rederivation import stored_form
 from ledger_engine.core.records import Event
 from ledger_engine.store import staging
 

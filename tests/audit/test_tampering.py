@@ -17,9 +17,9 @@ import pytest
 from sqlalchemy import text
 
 from ledger_engine.apps.bank.ledger import build_ledger
-from ledger_engine.audit.expectations import run_expectations
+from ledger_engine.audit.expectations.run import run_expectations
 from ledger_engine.audit.findings import CheckResult
-from ledger_engine.audit.verify import verify_ledger
+from ledger_engine.audit.proof.verify import verify_ledger
 from ledger_engine.store.database import connect
 
 LEDGER = build_ledger()

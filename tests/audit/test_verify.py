@@ -10,8 +10,8 @@ from sqlalchemy import Engine, text
 
 from ledger_engine.apps.bank.generator import generate_events
 from ledger_engine.apps.bank.ledger import build_ledger
-from ledger_engine.audit.snapshots import differing_buckets
-from ledger_engine.audit.verify import verify_ledger
+from ledger_engine.audit.proof.snapshots import differing_buckets
+from ledger_engine.audit.proof.verify import verify_ledger
 from ledger_engine.cli import main
 from ledger_engine.core.ingest import event_to_line
 from ledger_engine.store.database import connect

@@ -33,7 +33,7 @@ APPS = {
         lambda: sys.modules["simple_trade"].sample_events(300, accounts=20, seed=21),
     ),
     "generated": (
-        f"{TESTS / 'engine' / 'generated_apps.py'}:build_sample_ledger",
+        f"{TESTS / 'support' / 'generated_apps.py'}:build_sample_ledger",
         lambda: sys.modules["generated_apps"].sample_events(),
     ),
 }

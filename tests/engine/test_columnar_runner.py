@@ -9,8 +9,6 @@ and bytes.
 
 from __future__ import annotations
 
-import generated_apps
-from generated_apps import Workload, workloads
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark import cloudpickle
@@ -22,7 +20,9 @@ from ledger_engine.core.records import INVALID_EVENT
 from ledger_engine.runtime.columnar.executing import CHUNK
 from ledger_engine.runtime.spark.engine import ExecutionOptions
 from ledger_engine.runtime.spark.runner import run_spark_columnar
+from tests.support import generated_apps
 from tests.support.columnar import Lines, record_view_of_events, write_batch
+from tests.support.generated_apps import Workload, workloads
 
 cloudpickle.register_pickle_by_value(generated_apps)
 

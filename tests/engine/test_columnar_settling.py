@@ -5,7 +5,6 @@ them)."""
 
 from __future__ import annotations
 
-import generated_apps
 import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -14,6 +13,7 @@ from ledger_engine import AccessType
 from ledger_engine.core.records import INT64_MAX, INT64_MIN
 from ledger_engine.runtime.columnar.executing import PENDING_SCHEMA
 from ledger_engine.runtime.columnar.settling import settle_pending
+from tests.support import generated_apps
 
 LEDGER = generated_apps.build_ledger(
     generated_apps.AppSpec(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ledger_engine import AccessType, DeclarationError, Event, StreamingLedger, run_serial
+from ledger_engine.core.invariants import balanced, minimum
 from ledger_engine.core.naming import sql_identifier
 
 
@@ -188,6 +189,20 @@ def test_any_text_names_a_table(ledger, name):
 def test_a_name_that_cannot_be_stored_is_rejected(ledger, name):
     with pytest.raises(DeclarationError, match=r"table name"):
         ledger.declare_state(name)
+
+
+@pytest.mark.parametrize(
+    "invariant",
+    [
+        lambda: minimum("accounts", 0, name="x" * 1025),
+        lambda: minimum("accounts", 0, name="with\x00nul"),
+        # A default name joins every stream's label: past the limit, it cannot be one either.
+        lambda: balanced("accounts", [f"stream {n:04} {'é' * 30}" for n in range(20)]),
+    ],
+)
+def test_an_invariant_whose_name_cannot_be_stored_is_rejected(invariant):
+    with pytest.raises(DeclarationError, match=r"invariant name"):
+        invariant()
 
 
 def test_a_ledger_stream_and_view_take_any_text_too():

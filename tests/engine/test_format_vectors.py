@@ -44,9 +44,9 @@ import pytest
 from psycopg2 import sql
 from sqlalchemy import Connection, create_engine, text
 
-from ledger_engine.audit import merkle_tree
-from ledger_engine.audit.snapshots import table_digests
-from ledger_engine.audit.stored_form import StoredFormEvent, stored_fingerprint
+from ledger_engine.audit.proof import merkle_tree
+from ledger_engine.audit.proof.snapshots import table_digests
+from ledger_engine.audit.rederivation.stored_form import StoredFormEvent, stored_fingerprint
 from ledger_engine.core.admission import plain_fingerprint, screen
 from ledger_engine.core.declarations import StreamingLedger, Table
 from ledger_engine.core.records import Event, canonical_json, plain_canonical_bytes
@@ -100,7 +100,8 @@ CANONICAL_JSON = {
         False,
         True,
     ),
-    # Payloads may hold floats (jsonb does not keep them as written: see audit.stored_form).
+    # Payloads may hold floats (jsonb does not keep them as written: see
+    # audit.rederivation.stored_form).
     "floats as Python's repr writes them": (
         [1.5, -0.0, 1e16, 0.1, 1e-07],
         "[1.5,-0.0,1e+16,0.1,1e-07]",

@@ -11,7 +11,6 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from generated_apps import Workload, build_ledger, known_after, workloads
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,6 +19,7 @@ from ledger_engine.apps.bank import ledger as bank_app
 from ledger_engine.apps.bank.generator import generate_events
 from ledger_engine.core.records import INT64_MAX
 from ledger_engine.runtime.parallel.in_process import run_partitioned
+from tests.support.generated_apps import Workload, build_ledger, known_after, workloads
 
 MANY = settings(max_examples=300, deadline=None)
 BINS = st.sampled_from([1, 2, 3, 4])

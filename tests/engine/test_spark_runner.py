@@ -9,8 +9,6 @@ cannot import, so it is pickled by value.
 
 from __future__ import annotations
 
-import generated_apps
-from generated_apps import Workload, known_after, workloads
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark import cloudpickle
@@ -19,6 +17,8 @@ from ledger_engine import AccessType, Event, run_serial, run_spark
 from ledger_engine.apps.bank.generator import generate_events
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.runtime.spark.engine import ExecutionOptions
+from tests.support import generated_apps
+from tests.support.generated_apps import Workload, known_after, workloads
 
 cloudpickle.register_pickle_by_value(generated_apps)
 

@@ -16,7 +16,7 @@ from sqlalchemy import make_url
 
 from ledger_engine.apps.bank.generator import generate_events
 from ledger_engine.apps.bank.ledger import build_ledger
-from ledger_engine.audit.oracle import serial_differences
+from ledger_engine.audit.rederivation.oracle import serial_differences
 from ledger_engine.cli import main
 from ledger_engine.config import Settings
 from ledger_engine.errors import CheckpointMismatch

@@ -18,7 +18,7 @@ from sqlalchemy import Engine, text
 
 from ledger_engine.apps.bank.generator import generate_events
 from ledger_engine.apps.bank.ledger import build_ledger
-from ledger_engine.audit.oracle import serial_differences
+from ledger_engine.audit.rederivation.oracle import serial_differences
 from ledger_engine.cli import EXIT_BUSY
 from ledger_engine.config import PROJECT_ROOT, Settings
 from ledger_engine.errors import Fenced, LeaseLost, LedgerBusy

@@ -25,7 +25,7 @@ from sqlalchemy import Engine, text
 
 from ledger_engine.apps.bank.generator import generate_events
 from ledger_engine.apps.bank.ledger import build_ledger
-from ledger_engine.audit.oracle import serial_differences
+from ledger_engine.audit.rederivation.oracle import serial_differences
 from ledger_engine.config import Settings
 from ledger_engine.core.records import Event
 from ledger_engine.faults import (

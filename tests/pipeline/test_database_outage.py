@@ -14,7 +14,7 @@ from sqlalchemy import Engine
 
 from ledger_engine.apps.bank.generator import generate_events
 from ledger_engine.apps.bank.ledger import build_ledger
-from ledger_engine.audit.oracle import serial_differences
+from ledger_engine.audit.rederivation.oracle import serial_differences
 from ledger_engine.config import Settings
 from ledger_engine.errors import BatchFailed
 from ledger_engine.faults import BEFORE_COMMIT, DURING_EXECUTION, FaultPlan, FaultSwitch

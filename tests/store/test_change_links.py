@@ -23,10 +23,10 @@ from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.store.database import ledger_url
 from ledger_engine.store.migrations import migrate
 from ledger_engine.store.schema import apply_declared_schema
-from tests.engine.generated_apps import Names, build_ledger, workloads
 from tests.support.bank import deposit, transfer
 from tests.support.database import rows
 from tests.support.events import event_file
+from tests.support.generated_apps import Names, build_ledger, workloads
 
 Location = tuple[int, int, int]
 Links = dict[Location, Location]

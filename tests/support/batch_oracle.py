@@ -3,8 +3,8 @@ then `run_serial`), and what the system of record says did, in the same shape.
 
 Shared by the bad-input and fuzz tests: both compare, line by line, the outcome, reason,
 detail, duplicate kind and raw bytes that PostgreSQL holds with those the reference computes.
-Both sides come from `ledger_engine.audit.expected` and `stored_log`, as the oracle's and the
-replay's do.
+Both sides come from `ledger_engine.audit.rederivation.expected` and `stored_log`, as the
+oracle's and the replay's do.
 """
 
 from __future__ import annotations
@@ -15,8 +15,13 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from ledger_engine.audit.expected import LineRecord, event_ends, expected_records, file_line
-from ledger_engine.audit.stored_log import StoredLog, consistent_read
+from ledger_engine.audit.rederivation.expected import (
+    LineRecord,
+    event_ends,
+    expected_records,
+    file_line,
+)
+from ledger_engine.audit.rederivation.stored_log import StoredLog, consistent_read
 from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.core.ingest import ingest_files
 from ledger_engine.core.records import Event, RunResult

@@ -13,7 +13,8 @@ from pathlib import Path
 from sqlalchemy import text
 
 from ledger_engine.apps.bank.ledger import build_ledger
-from ledger_engine.audit.expectations import RECONCILIATION, SUITE, run_expectations
+from ledger_engine.audit.expectations.rules import RECONCILIATION, SUITE
+from ledger_engine.audit.expectations.run import run_expectations
 from ledger_engine.audit.findings import CheckResult
 from ledger_engine.store.database import connect
 

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from sqlalchemy import Engine
 
-from ledger_engine.audit.expected import event_ends
+from ledger_engine.audit.rederivation.expected import event_ends
 from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.core.ingest import ingest_files, nonblank_lines
 from ledger_engine.core.records import APPLIED, Event

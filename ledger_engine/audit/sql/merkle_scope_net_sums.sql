@@ -6,7 +6,7 @@
 -- change-log key's canonical JSON for the table's key type (`snapshots.log_key_json`).
 --
 -- The scope's entries of the table are read once, along the primary key by batch alone
--- (`OFFSET 0` keeps the table name out of that scan: see batch_expectations._entries), and
+-- (`OFFSET 0` keeps the table name out of that scan: see written_keys.sql), and
 -- sorted once by key (bytewise: any order groups a key's changes, and it sorts faster than the
 -- database's collation) and order for both the first `before` (DISTINCT ON) and the last
 -- `after` (a window). A jsonb value's canonical JSON is what `ledger_canonical_json` gives:

@@ -14,6 +14,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from ledger_engine.audit.rederivation.stored_form import (
+    jsonb_form,
+    stored_event,
+    stored_request_id,
+    stored_text,
+)
 from ledger_engine.core.ingest import IngestedLine
 from ledger_engine.core.records import (
     APPLIED,
@@ -28,8 +34,6 @@ from ledger_engine.core.records import (
     RunResult,
 )
 from ledger_engine.core.storable import key_text
-
-from .stored_form import jsonb_form, stored_event, stored_request_id, stored_text
 
 Place = tuple[int, int]  # (batch id, position in the batch)
 

@@ -5,7 +5,7 @@ runner, and compared with everything PostgreSQL holds.
 runs the lines chunk by chunk with the serial runner (chained: one run over the whole log), and
 compares every event's outcome, the event log, rejections, duplicates, executed request ids,
 the change log, results, every batch row's counts and every table's rows with the store
-(`rederivation`). Each check names the batch, position, request, table and key of its first
+(`compare`). Each check names the batch, position, request, table and key of its first
 differences. It reads in one consistent read and holds one chunk of lines at a time, so it
 runs beside the pipeline and scales with the log: memory is one chunk, the tables' state and a
 fingerprint per executed request id (about 240 bytes each).
@@ -43,15 +43,14 @@ from dataclasses import dataclass
 from sqlalchemy import Engine
 
 from ledger_engine.audit.findings import CheckResult
+from ledger_engine.audit.rederivation.compare import Rederivation
+from ledger_engine.audit.rederivation.expected import Line, LineRecord
+from ledger_engine.audit.rederivation.stored_form import StoredFormEvent
+from ledger_engine.audit.rederivation.stored_log import StoredLog, batch_rows, consistent_read
 from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.core.ingest import parse_line
 from ledger_engine.core.records import Event
 from ledger_engine.store.schema import check_declared_schema
-
-from .expected import Line, LineRecord
-from .rederivation import Rederivation
-from .stored_form import StoredFormEvent
-from .stored_log import StoredLog, batch_rows, consistent_read
 
 SUITE = "replay"
 CHUNK_LINES = 5_000  # lines re-executed and compared at a time (about 7 MB per 1,000)

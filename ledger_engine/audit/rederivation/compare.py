@@ -35,6 +35,18 @@ from typing import Any
 
 from sqlalchemy import Connection
 
+from ledger_engine.audit.rederivation.expected import (
+    ChangeRecord,
+    Expected,
+    Line,
+    LineRecord,
+    Place,
+    ResultRecord,
+    event_ends,
+    expected_records,
+)
+from ledger_engine.audit.rederivation.stored_form import ambiguous, jsonb_form, same_json
+from ledger_engine.audit.rederivation.stored_log import BatchRow, StoredLog
 from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.core.records import (
     APPLIED,
@@ -46,19 +58,6 @@ from ledger_engine.core.records import (
 from ledger_engine.core.storable import brief
 from ledger_engine.runtime.serial import SerialRun
 from ledger_engine.store.state import state_rows
-
-from .expected import (
-    ChangeRecord,
-    Expected,
-    Line,
-    LineRecord,
-    Place,
-    ResultRecord,
-    event_ends,
-    expected_records,
-)
-from .stored_form import ambiguous, jsonb_form, same_json
-from .stored_log import BatchRow, StoredLog
 
 SHOWN = 10  # findings listed per check; a last line counts the rest
 LINE_CHECKS = ("event outcomes", "event log", "rejections", "duplicates", "executed requests")

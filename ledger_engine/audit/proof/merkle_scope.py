@@ -17,7 +17,7 @@ So the tree of the batch before the scope, which an earlier audit proved, plus w
 log of the scope records, is the tree of the newest batch: no change went into the tree that
 the change log does not hold, and no change of the log is missing from the tree. That a table's
 rows *are* its tree is what the full audit's recomputation proves; the batch audit's rules
-prove the rows written in scope (`ledger_engine.audit.batch_expectations`).
+prove the rows written in scope (`ledger_engine.audit.expectations`, the batch suite).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from typing import Any
 from sqlalchemy import Connection, text
 
 from ledger_engine.audit.findings import AuditScope, CheckResult
-from ledger_engine.audit.merkle_tree import DIGEST_MODULUS, ROOT_OF_NOTHING, tree_root
-from ledger_engine.audit.snapshots import (
+from ledger_engine.audit.proof.merkle_tree import DIGEST_MODULUS, ROOT_OF_NOTHING, tree_root
+from ledger_engine.audit.proof.snapshots import (
     SUITE,
     digest_of_word_sums,
     log_key_json,

@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 from ledger_engine import AccessType, Event, StreamingLedger
+from ledger_engine.core.invariants import balanced, conserved, minimum
 from ledger_engine.core.records import INT64_MAX
 
 KEY_FIELDS = ("k0", "k1", "k2", "k3")
@@ -185,6 +186,36 @@ def build_ledger(app: AppSpec, names: Names | None = None) -> StreamingLedger:
 # -- strategies ----------------------------------------------------------------------------
 
 
+@st.composite
+def audited_ledgers(draw: st.DrawFn) -> StreamingLedger:
+    """A generated ledger, under plain or hostile labels, with invariants the audits check:
+    on each table of integers, now and then a minimum, a conserved total (over a stream's
+    `k0`) and a balanced rule, each under its default name or one drawn."""
+    app = draw(app_specs())
+    names = draw(st.sampled_from([PLAIN_NAMES, HOSTILE_NAMES]))
+    ledger = build_ledger(app, names)
+    streams = [names.stream(s) for s in range(len(app.streams))]
+    letters = st.characters(codec="utf-8", exclude_categories=("Cs", "Cc"))
+    label = st.text(letters, min_size=1, max_size=30)
+    named = st.one_of(st.none(), label.map(str.strip).filter(bool))
+    for index, table in enumerate(app.tables):
+        if table.value_type is not int:
+            continue
+        name = names.table(index)
+        moving = sorted(draw(st.sets(st.sampled_from(streams), min_size=1)))
+        chosen = [
+            minimum(name, draw(st.integers(-5, 5)), draw(named)),
+            conserved(name, {draw(st.sampled_from(streams)): "k0"}, draw(named)),
+            balanced(name, moving, draw(named)),
+        ]
+        for invariant in chosen:
+            taken = {i.sql_name for i in ledger.invariants.values()}
+            if draw(st.booleans()) and invariant.sql_name not in taken:
+                ledger.declare_invariant(invariant)
+    ledger.check()
+    return ledger
+
+
 def zipf_index(size: int, skew: float) -> st.SearchStrategy[int]:
     """An index in [0, size) drawn with probability proportional to 1 / (index + 1) ** skew."""
     weights = [1 / (i + 1) ** skew for i in range(size)]
@@ -340,7 +371,7 @@ def _event(draw: st.DrawFn, app: AppSpec, key, position: int, earlier: list[Even
 
 
 # -- a pinned sample, for the whole platform ------------------------------------------------
-# `LEDGER_APP=tests/engine/generated_apps.py:build_sample_ledger` runs a ledger the generator
+# `LEDGER_APP=tests/support/generated_apps.py:build_sample_ledger` runs a ledger the generator
 # drew, under hostile names, through the pipeline, the audits and the DAGs. Every process that
 # loads it (the tests, Airflow's tasks, Spark's executors) must build the same ledger, so the
 # draw is pinned here as data: `app_specs()` under `@seed(7)`, the first app with three tables

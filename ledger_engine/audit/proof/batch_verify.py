@@ -19,17 +19,18 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, Engine, text
 
-from ledger_engine.audit.batch_expectations import (
+from ledger_engine.audit.expectations.queries import (
+    batch_contiguity_query,
+    batch_counts_query,
     bound_to_scope,
-    contiguity_in_scope_query,
-    counts_in_scope_query,
 )
-from ledger_engine.audit.chain import verify_chain_slice
 from ledger_engine.audit.findings import AuditScope, CheckResult
-from ledger_engine.audit.merkle_scope import scope_tree_checks
+from ledger_engine.audit.proof.chain import verify_chain_slice
+from ledger_engine.audit.proof.merkle_scope import scope_tree_checks
+from ledger_engine.audit.proof.verify import counts_check
 from ledger_engine.audit.scope import batch_scope, last_mark
 from ledger_engine.audit.session import set_locally
-from ledger_engine.audit.verify import counts_check
+from ledger_engine.audit.sql_files import BATCHES
 from ledger_engine.core.declarations import StreamingLedger
 
 COUNTS = "batch counts in scope equal the rows they describe"
@@ -56,6 +57,6 @@ def verify_counts_in_scope(conn: Connection, scope: AuditScope) -> CheckResult:
     """Each batch row in scope counts the rows of its batch; no log rows of a batch from the
     scope on without a batch row."""
     bounds = {"first_batch": scope.first_batch, "last_batch": scope.last_batch}
-    wrong = conn.execute(text(bound_to_scope(counts_in_scope_query())), bounds).all()
-    orphans = conn.execute(text(bound_to_scope(contiguity_in_scope_query())), bounds).all()
+    wrong = conn.execute(text(bound_to_scope(batch_counts_query(BATCHES))), bounds).all()
+    orphans = conn.execute(text(bound_to_scope(batch_contiguity_query(BATCHES))), bounds).all()
     return counts_check(COUNTS, wrong, orphans)

@@ -9,7 +9,7 @@ table's root in each batch row (`ledger_engine.store.commit`). The audit:
    4,096 per-bucket sums come back to Python, never the rows);
 2. checks that the recorded bucket digests hash to the root recorded in the last batch row
    (so `ledger_merkle_buckets` itself cannot be edited unnoticed: the roots are in the hash
-   chain of batch rows, see `ledger_engine.audit.chain`);
+   chain of batch rows, see `ledger_engine.audit.proof.chain`);
 3. on a mismatch, descends the two trees from the root, following only the children that
    differ, to the buckets that differ;
 4. reads those buckets' rows from the table and, in one pass over the change log, the rows it
@@ -28,7 +28,7 @@ from psycopg2 import sql
 from sqlalchemy import Connection, Engine, text
 
 from ledger_engine.audit.findings import CheckResult
-from ledger_engine.audit.merkle_tree import (
+from ledger_engine.audit.proof.merkle_tree import (
     BUCKET_COUNT,
     DIGEST_MODULUS,
     ROOT_OF_NOTHING,

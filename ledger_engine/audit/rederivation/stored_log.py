@@ -14,8 +14,8 @@ from typing import NamedTuple
 
 from sqlalchemy import Connection, Engine, text
 
-from .expected import ChangeRecord, LineRecord, Place, ResultRecord
-from .sql_files import audit_query
+from ledger_engine.audit.rederivation.expected import ChangeRecord, LineRecord, Place, ResultRecord
+from ledger_engine.audit.sql_files import audit_query
 
 MAX_POSITION = 2**31 - 1  # positions are PostgreSQL integers
 

@@ -14,7 +14,7 @@ rows: several expectations share one query returning rows (`rule`, `finding`), e
 findings of its rule, and Great Expectations runs the query once for all of them.
 
 Importing this module registers them with Great Expectations; a context whose suites hold
-them must be opened after that import (`expectations._open_context` does it).
+them must be opened after that import (`context.open_context` does it).
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """`ledger verify`: prove the system of record is what the engine committed, from PostgreSQL
 alone, and say exactly where it is not.
 
-- the batch chain (`ledger_engine.audit.chain`): contiguous batch rows, each hashing to its
+- the batch chain (`ledger_engine.audit.proof.chain`): contiguous batch rows, each hashing to its
   recorded hash and naming the hash of the batch before; the first broken link is named;
 - every table's Merkle tree recomputed in SQL against the recorded roots and bucket digests,
-  descending to the keys that differ (`ledger_engine.audit.snapshots`);
+  descending to the keys that differ (`ledger_engine.audit.proof.snapshots`);
 - every batch row's counts against the rows they describe, and no log rows of a batch that
   has no batch row (the same SQL as the Great Expectations rules of those names);
 - every invariant the application declares (`ledger_engine.core.invariants`), with the SQL
@@ -17,15 +17,15 @@ from collections.abc import Mapping, Sequence
 
 from sqlalchemy import Engine, Row, text
 
-from ledger_engine.audit.chain import verify_chain
-from ledger_engine.audit.expectations import (
+from ledger_engine.audit.expectations.queries import (
     batch_contiguity_query,
     batch_counts_query,
     invariant_query,
     state_rows_query,
 )
 from ledger_engine.audit.findings import MAX_FINDINGS, CheckResult
-from ledger_engine.audit.snapshots import SUITE, verify_snapshots
+from ledger_engine.audit.proof.chain import verify_chain
+from ledger_engine.audit.proof.snapshots import SUITE, verify_snapshots
 from ledger_engine.core.declarations import StreamingLedger
 
 COUNTS = "batch counts equal the rows they describe"

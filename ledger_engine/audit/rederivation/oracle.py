@@ -2,7 +2,7 @@
 
 `serial_differences` reads which files each committed batch took (`ledger_batches`), reads
 those files again, runs their lines one at a time with the serial runner in batch order, and
-compares, line by line and row by row, everything the pipeline stored (`rederivation`): each
+compares, line by line and row by row, everything the pipeline stored (`compare`): each
 line's outcome and event row, rejections (reason, detail, raw bytes), duplicates, the change
 log, results, every table's state and the batch rows' counts. It is how crash, soak and fuzz
 tests prove that a run which died and ran again stored exactly what one uninterrupted run
@@ -15,13 +15,17 @@ from pathlib import Path
 
 from sqlalchemy import Connection, Engine, text
 
+from ledger_engine.audit.rederivation.compare import Rederivation
+from ledger_engine.audit.rederivation.expected import file_line
+from ledger_engine.audit.rederivation.stored_log import (
+    MAX_POSITION,
+    StoredLog,
+    batch_rows,
+    consistent_read,
+)
 from ledger_engine.audit.sql_files import audit_query
 from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.core.ingest import ingest_files
-
-from .expected import file_line
-from .rederivation import Rederivation
-from .stored_log import MAX_POSITION, StoredLog, batch_rows, consistent_read
 
 MAX_LISTED = 5  # files listed per finding
 
