@@ -57,7 +57,8 @@ APPS = {
         lambda: _module("simple_trade").sample_events(400, accounts=20, seed=14),
     ),
     "generated": App(
-        f"{GENERATED}:build_sample_ledger", lambda: _module("generated_apps").sample_events()
+        f"{GENERATED}:build_sample_ledger",
+        lambda: _module("support.generated_apps").sample_events(),
     ),
 }
 

@@ -34,7 +34,7 @@ APPS = {
     ),
     "generated": (
         f"{TESTS / 'support' / 'generated_apps.py'}:build_sample_ledger",
-        lambda: sys.modules["generated_apps"].sample_events(),
+        lambda: sys.modules["support.generated_apps"].sample_events(),
     ),
 }
 PIPELINE_TASKS = [

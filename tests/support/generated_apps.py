@@ -372,8 +372,10 @@ def _event(draw: st.DrawFn, app: AppSpec, key, position: int, earlier: list[Even
 
 # -- a pinned sample, for the whole platform ------------------------------------------------
 # `LEDGER_APP=tests/support/generated_apps.py:build_sample_ledger` runs a ledger the generator
-# drew, under hostile names, through the pipeline, the audits and the DAGs. Every process that
-# loads it (the tests, Airflow's tasks, Spark's executors) must build the same ledger, so the
+# drew, under hostile names, through the pipeline, the audits and the DAGs: a file of a package
+# (`tests/support`), so the platform imports it as `support.generated_apps` and ships that package
+# to Spark's executors, as it would a user's. Every process that loads it (the tests, Airflow's
+# tasks, Spark's executors) must build the same ledger, so the
 # draw is pinned here as data: `app_specs()` under `@seed(7)`, the first app with three tables
 # (one of each value type, both key types), every table written, and six bindings or more.
 SAMPLE_APP = AppSpec(
