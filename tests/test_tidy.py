@@ -97,11 +97,11 @@ def _outside_support(tests_root: Path) -> list[Path]:
     ]
 
 
-def helpers_from_elsewhere(path: Path, tests_root: Path) -> list[str]:
+def helpers_from_elsewhere(path: Path, local: set[str]) -> list[str]:
     """What the test module at `path` imports from the test tree outside `tests/support`: a
-    module of `tests` other than `tests.support`, or a module found by its bare name in the
-    test tree (as pytest's rootdir insertion would let `import conftest` or `import test_x`)."""
-    local = {p.stem for p in _outside_support(tests_root)}
+    module of `tests` other than `tests.support`, or one of `local`, the modules of the test
+    tree found by their bare name (as pytest's rootdir insertion would let `import conftest`
+    or `import test_x`)."""
     return [
         name
         for name in imported_modules(path.read_text(encoding="utf-8"))
@@ -122,13 +122,16 @@ def test_the_helpers_reader_finds_an_import_of_a_conftest_or_a_test_module(tmp_p
         "from tests.support.events import event_file\nimport pytest\n",
         encoding="utf-8",
     )
-    assert helpers_from_elsewhere(module, tmp_path) == ["conftest", "test_other", "tests.engine.x"]
+    local = {path.stem for path in _outside_support(tmp_path)}
+    assert helpers_from_elsewhere(module, local) == ["conftest", "test_other", "tests.engine.x"]
 
 
 def test_test_modules_take_their_helpers_from_tests_support_only() -> None:
+    modules = _outside_support(TESTS)
+    local = {path.stem for path in modules}
     found = {
         str(path.relative_to(TESTS)): names
-        for path in _outside_support(TESTS)
-        if (names := helpers_from_elsewhere(path, TESTS))
+        for path in modules
+        if (names := helpers_from_elsewhere(path, local))
     }
     assert found == {}

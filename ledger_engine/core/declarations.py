@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from ledger_engine.core.invariants import Invariant, invariant_problem
+from ledger_engine.core.invariants import Invariant
 from ledger_engine.core.money import Unit, parse_unit
 from ledger_engine.core.naming import label_problem, sql_identifier
 from ledger_engine.core.storable import storable_text
@@ -275,9 +275,6 @@ class StreamingLedger:
         declared by the time the ledger is complete."""
         if not isinstance(invariant, Invariant):
             raise DeclarationError(f"not an invariant: {invariant!r}")
-        problem = invariant_problem(invariant)
-        if problem is not None:
-            raise DeclarationError(problem)
         table = self._tables.get(invariant.table)
         if table is None:
             raise DeclarationError(

@@ -44,9 +44,9 @@ class Invariant:
 
     def __post_init__(self) -> None:
         assert self.kind in (MINIMUM, CONSERVED, BALANCED), self.kind
-        # Its SQL name is derived here, so a name that cannot be one is refused here: a
-        # default name joins every stream's label, and may pass the limit.
-        problem = label_problem("invariant", self.name)
+        # Its SQL name is derived here, so its labels are checked here, before: a default name
+        # joins every stream's label, and may pass the limit.
+        problem = invariant_problem(self)
         if problem is not None:
             raise DeclarationError(problem)
         object.__setattr__(self, "sql_name", sql_identifier(self.name))
