@@ -29,4 +29,5 @@ if [ ! -x "$chromium" ]; then
 fi
 .venv/bin/ruff check .
 # pytest exits 5 when it collects no test; `set -e` turns that into a failure, as it must.
-exec .venv/bin/python -m pytest "$@"
+# --durations: the 25 slowest tests close every run, so the suite's time is watched where it goes.
+exec .venv/bin/python -m pytest --durations=25 "$@"
