@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from airflow.plugins_manager import AirflowPlugin
 
-from ledger_engine.web.links import MOUNT, AuditReportLink, ReconciliationLink
+from ledger_engine.web.links import MOUNT, REPORTS_VIEW, AuditReportLink, ReconciliationLink
 
 
 class PagesOnFirstRequest:
@@ -46,7 +46,7 @@ class LedgerPlugin(AirflowPlugin):
             "name": "Ledger",
             "href": f"{MOUNT}/",
             "destination": "nav",
-            "url_route": "ledger",
+            "url_route": REPORTS_VIEW,
             "nav_top_level": True,
         },
         {

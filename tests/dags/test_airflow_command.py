@@ -229,22 +229,26 @@ def test_in_the_ui_a_person_logs_in_triggers_the_pipeline_and_opens_its_pages(
     report = Path(REPORT_LINE.search(logged.inner_text())[1])
     assert report.parent == stack.data_dir / "reports", "the ledger's settings reached the task"
 
-    # The task's link opens that page, served by Airflow under its own address.
+    # The task's link opens that page inside Airflow's frame (the Ledger view), at a path of
+    # the site the user is on, served by Airflow under its own address.
     page.get_by_text("Details", exact=True).click()
     page.get_by_role("link", name="Audit report").click()
-    page.wait_for_url(f"{stack.url}/ledger/reports/{report.name}")
+    page.wait_for_url(f"{stack.url}/plugin/ledger/ledger/reports/{report.name}")
+    shown = page.frame_locator("iframe").first
+    shown.get_by_role("heading", level=1, name="Ledger audit").wait_for()
     page.screenshot(path=ARTIFACTS / "audit-report.png", full_page=True)
-    assert page.title().startswith("Ledger audit")
-    assert page.get_by_role("heading", level=1).inner_text() == "Ledger audit"
-    assert page.locator("#verdict").inner_text().startswith("All audits passed.")
-    assert page.locator("body").get_attribute("data-charts") == "drawn", "its script ran"
+    (framed,) = [f for f in page.frames if f.url.endswith(f"/ledger/reports/{report.name}")]
+    assert framed.title().startswith("Ledger audit")
+    assert shown.locator("#verdict").inner_text().startswith("All audits passed.")
+    assert shown.locator("body").get_attribute("data-charts") == "drawn", "its script ran"
 
-    # Its checks link to their Data Docs page, served alike.
-    page.get_by_role("link", name="Data Docs").first.click()
-    page.wait_for_url(f"{stack.url}/ledger/data-docs/bank/validations/**")
+    # Its checks link to their Data Docs page, served alike, in the same frame.
+    shown.get_by_role("link", name="Data Docs").first.click()
+    page.wait_for_url(f"{stack.url}/plugin/ledger/ledger/data-docs/bank/validations/**")
     page.wait_for_load_state("networkidle")
     page.screenshot(path=ARTIFACTS / "data-docs.png", full_page=True)
-    assert "Great Expectations" in page.title()
+    (docs,) = [f for f in page.frames if "/ledger/data-docs/bank/validations/" in f.url]
+    assert "Great Expectations" in docs.title()
 
     # The navigation's Ledger entry shows the index inside Airflow's UI.
     page.goto(f"{stack.url}/dags/{DAG_ID}")
