@@ -29,4 +29,9 @@ if ! .venv/bin/python -m pip install --quiet --disable-pip-version-check \
   echo "setup: installing the project failed" >&2
   exit 1
 fi
+# Building the editable install leaves a copy of the project's metadata here
+# (ledger_engine.egg-info); the installed one is in .venv. Python run from here (`python -m`
+# puts this folder on sys.path) would see the distribution twice, and Airflow would load its
+# plugin twice and show the second as a plugin import error.
+rm -rf ledger_engine.egg-info
 echo "setup: ready (.venv/bin/ledger, .venv/bin/pytest)"

@@ -22,10 +22,17 @@ The stack is set up for a small machine and for this project:
   setting for that);
 - `LEDGER_AIRFLOW_PARALLELISM` task instances at once (each may hold a Spark driver), one DAG
   parsing process;
-- the tasks see the ledger's settings as this command resolved them: absolute folders, and
-  `LEDGER_DATABASE_URL` (the embedded PostgreSQL, started here before Airflow when no URL is
-  set, so that it is no part of the stack and keeps running after it), so they reach the same
-  ledger as `ledger run` from here.
+- the tasks see the ledger's settings as this command resolved them: absolute folders and
+  files (a `LEDGER_APP` file, `LEDGER_RECONCILIATION`), and `LEDGER_DATABASE_URL` (the
+  embedded PostgreSQL, started here before Airflow when no URL is set, so that it is no part of
+  the stack and keeps running after it), so they reach the same ledger as `ledger run` from
+  here;
+- every component runs from Airflow's home, not from where this command runs: `python -m`
+  puts its working folder on `sys.path`, and the project's root holds the metadata an editable
+  install leaves there (`ledger_engine.egg-info`), a second copy of the `airflow.plugins` entry
+  point, which Airflow would show on its Home page as a plugin import error ("Plugin 'ledger'
+  already registered"). A `LEDGER_APP` module must be importable (installed, or on
+  `PYTHONPATH`); a file is named by its path.
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ import json
 import os
 import signal
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -153,7 +161,21 @@ def airflow_environment(
         "LEDGER_REPORTS": str(settings.reports),
         "LEDGER_STATEMENTS": str(settings.statements),
         "LEDGER_EXPECTATIONS": str(settings.expectations.resolve()),
-    }
+        "LEDGER_APP": app_by_absolute_path(settings.app),
+    } | (
+        {"LEDGER_RECONCILIATION": str(settings.reconciliation.resolve())}
+        if settings.reconciliation
+        else {}
+    )
+
+
+def app_by_absolute_path(app: str) -> str:
+    """`LEDGER_APP` as the components, which run elsewhere, find it: a `file.py:function`
+    with the file's absolute path; a `module:function` as it is."""
+    module, _, function = app.rpartition(":")
+    if not module.endswith(".py"):
+        return app
+    return f"{Path(module).resolve()}:{function}"
 
 
 def health(url: str) -> dict | None:
@@ -230,11 +252,14 @@ class AirflowStack:
         self.group = ProcessGroup()
         self.logs = settings.airflow_home / "logs" / "stack"
 
-    def _airflow(self, component: str, env: Mapping[str, str]) -> None:
+    def start_airflow(self, component: str, env: Mapping[str, str]) -> subprocess.Popen:
+        """Start `airflow <component>` (`component` may hold arguments) as the stack starts
+        each of its components, its output in `logs/stack/<component>.log`."""
         command = [sys.executable, "-m", "airflow", *component.split()]
         name = component.replace(" ", "-")
-        # From where this command runs, as a `ledger` command run here would.
-        self.group.start(name, command, env, self.logs / f"{name}.log", Path.cwd())
+        # From Airflow's home, never from where this command runs (the module's docstring).
+        home = self.settings.airflow_home
+        return self.group.start(name, command, env, self.logs / f"{name}.log", home)
 
     def _wait(self, stop: StopRequest, done: Callable[[], bool], timeout: float) -> str | None:
         """Wait until `done()`; why not, if it does not come: a stop request, a component
@@ -274,7 +299,7 @@ class AirflowStack:
         if env is None:
             return "not started"
         self.say(f"migrating Airflow's metadata database ({self.settings.airflow_home})")
-        self._airflow("db migrate", env)
+        self.start_airflow("db migrate", env)
         migrated = self.group.started["db-migrate"]
         why = self._wait(stop, lambda: migrated.poll() is not None, float("inf"))
         if why is None and migrated.returncode != 0:
@@ -284,7 +309,7 @@ class AirflowStack:
         self.say(f"starting {', '.join(COMPONENTS)} (their output: {self.logs})")
         since = datetime.now(UTC)
         for component in COMPONENTS:
-            self._airflow(component, env)
+            self.start_airflow(component, env)
         url = env["AIRFLOW__API__BASE_URL"]
         why = self._wait(stop, lambda: is_ready(health(url), since), READY_TIMEOUT_SECONDS)
         if why is not None:

@@ -4,6 +4,7 @@ tests/dags/test_airflow_command.py's."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -12,6 +13,25 @@ import pytest
 
 from ledger_engine.config import PROJECT_ROOT, Settings
 from ledger_engine.operations.airflow_local import StackPorts, airflow_environment, is_ready
+from tests.support.airflow_stack import inherited_environment
+from tests.support.plugin_registration import (
+    LISTING,
+    listed_plugins,
+    logged_problems,
+    metadata_copy,
+)
+
+# `airflow plugins` started as the stack starts each component, in a child Python (the stack's
+# process group makes its process a child subreaper, which the pytest process must not become).
+START_AS_A_COMPONENT = """
+import os, sys
+from ledger_engine.config import Settings
+from ledger_engine.operations.airflow_local import AirflowStack, StackPorts, airflow_environment
+settings = Settings.from_env({"LEDGER_DATA_DIR": sys.argv[1]})
+env = airflow_environment(settings, StackPorts(1, 2, 3), "postgresql://unused", os.environ)
+stack = AirflowStack(settings, print)
+sys.exit(stack.start_airflow(" ".join(sys.argv[2:]), env).wait())
+"""
 
 
 def test_its_settings_default_to_a_home_in_the_data_folder_port_8080_and_two_tasks(
@@ -74,6 +94,28 @@ def test_the_components_environment(tmp_path: Path) -> None:
     assert env["PATH"].split(":")[0] == str(Path(sys.executable).parent)
 
 
+def test_the_components_find_the_files_named_from_where_the_command_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The components run from Airflow's home: a file named relative to here is named whole.
+    monkeypatch.chdir(tmp_path)
+    settings = Settings.from_env(
+        {
+            "LEDGER_DATA_DIR": str(tmp_path / "data"),
+            "LEDGER_APP": "apps/mine.py:build",
+            "LEDGER_RECONCILIATION": "sources.toml",
+        }
+    )
+    env = airflow_environment(settings, StackPorts(8123, 9001, 9002), "postgresql://db", {})
+
+    assert env["LEDGER_APP"] == f"{tmp_path / 'apps' / 'mine.py'}:build"
+    assert env["LEDGER_RECONCILIATION"] == str(tmp_path / "sources.toml")
+    modules = Settings.from_env({"LEDGER_APP": "my_ledgers.bank:build"})
+    assert airflow_environment(modules, StackPorts(1, 2, 3), "", {})["LEDGER_APP"] == (
+        "my_ledgers.bank:build"
+    )
+
+
 def health(**beats: datetime | None) -> dict:
     """A health report as Airflow's `/api/v2/monitor/health` gives it."""
     report: dict = {"metadatabase": {"status": "healthy"}}
@@ -97,3 +139,28 @@ def test_ready_once_every_component_beats_since_the_stack_started() -> None:
     assert not is_ready(health(**every | {"scheduler": earlier}), since)
     database_down = health(**every) | {"metadatabase": {"status": "unhealthy"}}
     assert not is_ready(database_down, since)
+
+
+def test_its_components_load_the_ledgers_plugin_once_wherever_it_is_run_from(
+    tmp_path: Path,
+) -> None:
+    # Run from the project's root, say, where an editable install leaves a copy of the
+    # ledger's metadata: a component that saw it would load the plugin twice.
+    here = tmp_path / "checkout"
+    metadata_copy(here)
+    data_dir = tmp_path / "data"
+    done = subprocess.run(
+        [sys.executable, "-c", START_AS_A_COMPONENT, str(data_dir), *LISTING],
+        cwd=here,
+        env=inherited_environment(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    (log,) = (data_dir / "airflow" / "logs" / "stack").glob("plugins*.log")
+    output = log.read_text()
+
+    assert listed_plugins(output) == ["ledger"]
+    assert logged_problems(output) == []
