@@ -27,6 +27,7 @@
 | `LEDGER_AIRFLOW_HOME` | `$LEDGER_DATA_DIR/airflow` | `ledger airflow`: its AIRFLOW_HOME |
 | `LEDGER_AIRFLOW_PORT` | `8080` | `ledger airflow`: the UI's port on 127.0.0.1 (`0`: a free one) |
 | `LEDGER_AIRFLOW_PARALLELISM` | `2` | `ledger airflow`: task instances running at once |
+| `LEDGER_TRACEBACK` | unset | `1`: a failing `ledger` command shows its traceback (`--traceback`) |
 """
 
 from __future__ import annotations
@@ -45,6 +46,12 @@ ON_EVENTS = "events"
 PIPELINE_SCHEDULE = ON_EVENTS
 REPLAY_SCHEDULE = "@daily"
 RECONCILE_SCHEDULE = "@daily"
+
+
+def traceback_setting(env: Mapping[str, str]) -> bool:
+    """LEDGER_TRACEBACK: whether a failing command shows its traceback beside its sentence
+    (read apart from the other settings, since a failure to read them must honour it too)."""
+    return (env.get("LEDGER_TRACEBACK") or "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def schedule_setting(value: str | None, default: str) -> str | None:
@@ -95,6 +102,8 @@ class Settings:
     airflow_home: Path = PROJECT_ROOT / "var" / "airflow"
     airflow_port: int = 8080
     airflow_parallelism: int = 2
+    # A failing `ledger` command shows its traceback too (`cli.failures`), not only a sentence.
+    traceback: bool = False
 
     def reconciliation_file(self, schema: str) -> Path:
         """The sources' declaration of the ledger whose schema is `schema`."""
@@ -159,6 +168,7 @@ class Settings:
             airflow_home=Path(env.get("LEDGER_AIRFLOW_HOME", data_dir / "airflow")).resolve(),
             airflow_port=airflow_port,
             airflow_parallelism=airflow_parallelism,
+            traceback=traceback_setting(env),
         )
 
     def with_overrides(self, **changes: object) -> Settings:

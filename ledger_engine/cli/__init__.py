@@ -9,14 +9,18 @@ reconcile, statements (`cli.statements`), breaks, psql, db and airflow."""
 from __future__ import annotations
 
 import argparse
+import os
+import traceback
 from collections.abc import Callable, Sequence
 
 from ledger_engine.cli import audits, breaks, operations, pipeline, queries, reconciliation
-from ledger_engine.cli.output import console
+from ledger_engine.cli.failures import explain
+from ledger_engine.cli.output import complain, console
 from ledger_engine.cli.parsing import Commands, LedgerParser
-from ledger_engine.cli.pipeline import EXIT_BUSY
+from ledger_engine.cli.preflight import check_app, check_database_url, read_settings
 from ledger_engine.cli.statements import add_statements_parser
-from ledger_engine.config import Settings
+from ledger_engine.cli.statuses import EXIT_BUSY, exit_status_help
+from ledger_engine.config import Settings, traceback_setting
 
 __all__ = ["EXIT_BUSY", "build_parser", "console", "main"]
 
@@ -41,8 +45,13 @@ _COMMANDS: tuple[Callable[[Commands], None], ...] = (
 
 def build_parser() -> argparse.ArgumentParser:
     """The `ledger` command's parser: its options and every command's."""
-    parser = LedgerParser(prog="ledger", description=__doc__)
+    parser = LedgerParser(prog="ledger", description=__doc__, more_help=_exit_help)
     parser.add_argument("--spark-master", help="Spark master URL (default: LEDGER_SPARK_MASTER)")
+    parser.add_argument(
+        "--traceback",
+        action="store_true",
+        help="when the command fails, show the traceback too (or set LEDGER_TRACEBACK=1)",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     for add_parser in _COMMANDS:
         add_parser(commands)
@@ -57,7 +66,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.psql_args = extra
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    settings = Settings.from_env()
-    if args.spark_master:
-        settings = settings.with_overrides(spark_master=args.spark_master)
-    return args.handler(settings, args)
+    settings: Settings | None = None
+    try:
+        settings = read_settings()
+        if args.spark_master:
+            settings = settings.with_overrides(spark_master=args.spark_master)
+        check_database_url(settings)
+        if not (args.command == "db" and args.action == "stop"):  # stopping needs no ledger
+            check_app(settings)
+        return args.handler(settings, args)
+    except (Exception, KeyboardInterrupt) as failed:
+        failure = explain(failed, settings, args.command)
+        if args.traceback or traceback_setting(os.environ):
+            complain(traceback.format_exc().rstrip())
+        for line in failure.lines:
+            complain(line)
+        return failure.status
+
+
+def _exit_help() -> str:
+    """The end of `ledger --help`: the exit statuses, and how to see a failure's traceback."""
+    return (
+        f"{exit_status_help()}\n\nA failing command says in a line or two what failed and what"
+        " to do;\n--traceback (or LEDGER_TRACEBACK=1) shows its traceback too."
+    )

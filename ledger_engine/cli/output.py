@@ -9,11 +9,18 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 console = Console()
+# What failed, for a person: on stderr, so that a script reading stdout (--json) is not misled.
+errors = Console(stderr=True)
 
 
 def say(text: str, style: str | None = None) -> None:
     """Print `text` as it is: no markup, no highlighting, never wrapped (paths stay whole)."""
     console.print(text, style=style, markup=False, highlight=False, soft_wrap=True)
+
+
+def complain(text: str) -> None:
+    """Print `text` on stderr as it is (no markup, never wrapped): a failure's sentence."""
+    errors.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
 def progress() -> Progress:

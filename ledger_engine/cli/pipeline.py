@@ -14,15 +14,14 @@ from ledger_engine.apps import load_ledger
 from ledger_engine.cli.audits import batches_added, print_audit, provenance, run_audit
 from ledger_engine.cli.output import console, progress
 from ledger_engine.cli.parsing import Commands, positive
+from ledger_engine.cli.preflight import check_connection
 from ledger_engine.cli.reconciliation import demo_reconciliation
+from ledger_engine.cli.statuses import EXIT_BUSY
 from ledger_engine.config import Settings
 from ledger_engine.core.records import Event
 from ledger_engine.core.stopwatch import Stopwatch
 from ledger_engine.errors import BatchFailed, CheckpointMismatch, LedgerBusy, NoSampleEvents
 from ledger_engine.pipeline.event_inbox import write_event_files
-
-# `ledger run` exits with this when another run holds the ledger (EX_TEMPFAIL: try again).
-EXIT_BUSY = 75
 
 
 def cmd_generate(settings: Settings, args: argparse.Namespace) -> int:
@@ -98,6 +97,7 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     """Process every event file that has landed in the inbox (then audit, with --audit)."""
     if args.wait is not None:
         settings = settings.with_overrides(run_wait_seconds=args.wait)
+    check_connection(settings, load_ledger(settings.app))  # before the progress bar is drawn
     try:
         report = _run(settings)
     except LedgerBusy as busy:
@@ -123,6 +123,7 @@ def cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
     summary."""
     watch = Stopwatch()
     ledger = load_ledger(settings.app)
+    check_connection(settings, ledger)  # before events land and Spark starts
     try:
         files, count = _generate(settings, ledger, args)
     except NoSampleEvents as missing:
