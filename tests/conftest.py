@@ -24,7 +24,7 @@ from pathlib import Path
 import pgserver
 import pytest
 from psycopg2 import sql
-from sqlalchemy import Engine, make_url
+from sqlalchemy import Connection, Engine, create_engine, make_url
 
 from bench.databases import create_database, drop_database, execute_autocommit
 from ledger_engine.apps.bank.ledger import build_ledger
@@ -184,6 +184,16 @@ def module_empty_database_url(pg_server_url: str) -> Iterator[str]:
     created: list[str] = []
     yield _create_database(pg_server_url, created, migrated=False)
     _drop_databases(pg_server_url, created)
+
+
+@pytest.fixture(scope="module")
+def conn(module_database_url: str) -> Iterator[Connection]:
+    """A connection to the module's database (`module_database_url`), open for the module (for
+    a module that asks PostgreSQL to compute what Python computes)."""
+    engine = create_engine(to_sqlalchemy_url(module_database_url))
+    with engine.connect() as connection:
+        yield connection
+    engine.dispose()
 
 
 @pytest.fixture

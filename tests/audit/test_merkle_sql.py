@@ -4,18 +4,15 @@ recomputed inside PostgreSQL can be compared with the one the engine keeps."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import Engine, create_engine, text
+from sqlalchemy import Engine, text
 
 from ledger_engine.audit.proof.snapshots import table_digests
 from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.core.records import canonical_json
-from ledger_engine.store.embedded import to_sqlalchemy_url
 from ledger_engine.store.merkle import bucket_of, digests_of, leaf
 
 # PostgreSQL text holds no NUL and no lone surrogate; everything else is fair game.
@@ -32,12 +29,7 @@ EXAMPLES = settings(
 )
 
 
-@pytest.fixture(scope="module")
-def conn(module_database_url: str) -> Iterator[Any]:
-    engine = create_engine(to_sqlalchemy_url(module_database_url))
-    with engine.connect() as connection:
-        yield connection
-    engine.dispose()
+# `conn`, a connection to the module's database, is tests/conftest.py's.
 
 
 def sql_bucket_and_leaf(conn: Any, key_json: str, value_json: str) -> tuple[int, int]:

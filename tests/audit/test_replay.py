@@ -21,12 +21,12 @@ from sqlalchemy import Engine, create_engine, text
 
 from ledger_engine.apps.bank.generator import generate_events
 from ledger_engine.apps.bank.ledger import build_ledger
-from ledger_engine.audit.findings import CheckResult
 from ledger_engine.audit.rederivation.replay import ReplayProgress, replay_checks
 from ledger_engine.audit.rederivation.stored_form import ambiguous, jsonb_form, same_json
 from ledger_engine.core.records import canonical_json
 from ledger_engine.runtime.serial import SerialRun, run_serial
 from ledger_engine.store.database import connect
+from tests.support.checks import failures
 
 LEDGER = build_ledger()
 CHECKS = [
@@ -41,10 +41,6 @@ CHECKS = [
     "table accounts",
     "table asset_ledger",
 ]
-
-
-def failed(checks: list[CheckResult]) -> dict[str, tuple[str, ...]]:
-    return {c.name: c.findings for c in checks if not c.passed}
 
 
 # -- the stored form of values and the chained serial runner, in process -----------------------
@@ -145,7 +141,7 @@ def test_an_untouched_ledger_replays_clean_with_progress(ledger_copy: Engine) ->
 
     assert [c.name for c in checks] == CHECKS
     assert {c.suite for c in checks} == {"replay"}
-    assert failed(checks) == {}
+    assert failures(checks) == {}
     # 16 lines in two batches, five at a time: four chunks, then each table, then the end.
     assert [p.phase for p in progress] == ["events"] * 4 + ["tables"] * 2 + ["done"]
     assert [p.events_done for p in progress[:4]] == [5, 10, 15, 16]
@@ -246,7 +242,7 @@ def test_a_change_behind_the_engines_back_is_found_and_located(
         for statement in statements:
             assert conn.execute(text(statement)).rowcount == 1, statement
 
-    found = failed(replay_checks(ledger_copy, LEDGER))
+    found = failures(replay_checks(ledger_copy, LEDGER))
 
     assert set(found) == set(expected), found
     for name, phrases in expected.items():
@@ -330,6 +326,6 @@ def test_replay_finds_nothing_in_what_the_engine_committed(engine: Engine, commi
 
         checks = replay_checks(engine, LEDGER, chunk_lines=7)
 
-        assert failed(checks) == {}
+        assert failures(checks) == {}
 
     one_more_batch()

@@ -21,6 +21,7 @@ from ledger_engine.audit.expectations.run import run_expectations
 from ledger_engine.audit.findings import CheckResult
 from ledger_engine.audit.proof.verify import verify_ledger
 from ledger_engine.store.database import connect
+from tests.support.checks import failures
 
 LEDGER = build_ledger()
 
@@ -121,10 +122,6 @@ def audits(
             engine.dispose()
 
     return run
-
-
-def failures(checks: list[CheckResult]) -> dict[str, tuple[str, ...]]:
-    return {c.name: c.findings for c in checks if not c.passed}
 
 
 def test_the_untouched_ledger_passes_every_audit(audits) -> None:

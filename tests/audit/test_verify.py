@@ -24,6 +24,7 @@ from ledger_engine.store.merkle import (
     root_of,
     tree_levels,
 )
+from tests.support.checks import failures
 
 LEDGER = build_ledger()
 
@@ -52,7 +53,7 @@ def ledger_db(generated_ledger_url: str, make_database_url: Callable[..., str]) 
 
 
 def failed(engine: Engine) -> dict[str, tuple[str, ...]]:
-    return {c.name: c.findings for c in verify_ledger(engine, LEDGER) if not c.passed}
+    return failures(verify_ledger(engine, LEDGER))
 
 
 def tamper(engine: Engine, statement: str, **params: object) -> None:

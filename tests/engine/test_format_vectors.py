@@ -36,13 +36,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
 import pytest
 from psycopg2 import sql
-from sqlalchemy import Connection, create_engine, text
+from sqlalchemy import Connection, text
 
 from ledger_engine.audit.proof import merkle_tree
 from ledger_engine.audit.proof.snapshots import table_digests
@@ -52,7 +51,6 @@ from ledger_engine.core.declarations import StreamingLedger, Table
 from ledger_engine.core.records import Event, canonical_json, plain_canonical_bytes
 from ledger_engine.core.storable import canonical_utf8, plain_json
 from ledger_engine.store import merkle
-from ledger_engine.store.embedded import to_sqlalchemy_url
 
 # --- Canonical JSON ------------------------------------------------------------------------
 
@@ -380,13 +378,7 @@ def _sparse_root(digests: dict[int, int]) -> str:
 # --- PostgreSQL: sql/0009_merkle_functions.sql and the audit's digests ---------------------
 
 
-@pytest.fixture(scope="module")
-def conn(module_database_url: str) -> Iterator[Connection]:
-    engine = create_engine(to_sqlalchemy_url(module_database_url))
-    with engine.connect() as connection:
-        yield connection
-    engine.dispose()
-
+# `conn`, a connection to the module's database, is tests/conftest.py's.
 
 SQL_TYPES = {str: "text", int: "bigint", dict: "jsonb"}
 
