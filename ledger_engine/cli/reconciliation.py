@@ -83,6 +83,8 @@ def _print_reconciliation(report, *, dry_run: bool) -> None:
             f" ({loaded.entries} entries, {loaded.rejected} rejected)",
             markup=False,
         )
+        if loaded.reason is not None:  # a file the store could not take: say why
+            console.print(f"  {loaded.reason}", markup=False, soft_wrap=True)
     table = Table(title="Reconciliation" + (" (dry run: nothing recorded)" if dry_run else ""))
     columns = ("source", "statement items", "ledger items", "matches", "written off", "breaks")
     for column in columns:

@@ -3,7 +3,8 @@
 A parser turns one file's bytes into a `ParsedStatement`; every entry the file holds ends as
 exactly one `StatementEntry` or one `EntryRejection` (with the reason and the entry's raw
 bytes), and a file that cannot be read at all as one `EntryRejection` of the whole file
-(`MALFORMED_FILE`), so the counts always add up.
+(`MALFORMED_FILE`), so the counts always add up. A file the parser read but the store could not
+keep is kept the same way, as one rejection of the whole file (`UNLOADABLE`).
 
 Amounts are signed integer minor units from the account holder's side: a credit (money into
 the account) is positive, a debit negative, the way the ledger's own balances move.
@@ -26,6 +27,9 @@ BAD_INDICATOR = "bad_indicator"  # a credit/debit indicator the source does not 
 UNKNOWN_ACCOUNT = "unknown_account"  # an account the source maps to no ledger key
 CURRENCY_MISMATCH = "currency_mismatch"  # an amount in another currency than the source's
 NOT_BOOKED = "not_booked"  # a pending or informational entry: reported, but no money moved yet
+UNLOADABLE = "unloadable"  # the file as a whole was read, but the store could not keep it
+# The reasons of a rejection of a whole file (position 0), not of one of its entries.
+FILE_REASONS = frozenset({MALFORMED_FILE, UNLOADABLE})
 
 REASONS = frozenset(
     {
@@ -38,6 +42,7 @@ REASONS = frozenset(
         UNKNOWN_ACCOUNT,
         CURRENCY_MISMATCH,
         NOT_BOOKED,
+        UNLOADABLE,
     }
 )
 
@@ -66,7 +71,8 @@ class StatementEntry:
 
 @dataclass(frozen=True)
 class EntryRejection:
-    """An entry (or, for `MALFORMED_FILE`, a whole file at position 0) that was not loaded."""
+    """An entry (or, for a reason of `FILE_REASONS`, a whole file at position 0) that was not
+    loaded."""
 
     position: int
     reason: str
@@ -75,20 +81,24 @@ class EntryRejection:
 
     def __post_init__(self) -> None:
         assert self.reason in REASONS, self.reason
-        assert (self.position == 0) == (self.reason == MALFORMED_FILE), (self.position, self.reason)
+        assert (self.position == 0) == (self.reason in FILE_REASONS), (self.position, self.reason)
 
 
 @dataclass(frozen=True)
 class StatementBalance:
-    """A balance the statement states for a ledger row, in minor units, as of a moment."""
+    """A balance the statement states for a ledger row, in minor units, as of a moment; the
+    `statement` of the file that states it (1, 2, ... in the file's order: a file may hold
+    several statements of one account, each with its balances)."""
 
     account: str
     opening: int | None
     closing: int
     as_of: datetime
+    statement: int = 1
 
     def __post_init__(self) -> None:
         assert self.as_of.tzinfo is not None, "balances are stated as of an absolute time"
+        assert self.statement >= 1, self.statement
 
 
 @dataclass(frozen=True)

@@ -94,9 +94,10 @@ def breaks_changed(
 
 
 def reconcile_summary(report: ReconcileReport) -> dict[str, Any]:
-    """What a run did, as plain values: the files it loaded, and per source the items it
-    considered, its matches, its open breaks by reason (those it opened and those it kept),
-    the breaks it opened and closed (of which `written_off`: write-offs it settled) and the
+    """What a run did, as plain values: the files it loaded (a file the store could not take
+    with the `reason` it was rejected for), and per source the items it considered, its
+    matches, its open breaks by reason (those it opened and those it kept), the breaks it
+    opened and closed (of which `written_off`: write-offs it settled) and the
     run it recorded; `run_ids` lists those runs."""
     sources = {}
     for part in report.sources:
@@ -119,6 +120,7 @@ def reconcile_summary(report: ReconcileReport) -> dict[str, Any]:
                 "outcome": f.outcome,
                 "entries": f.entries,
                 "rejected": f.rejected,
+                **({"reason": f.reason} if f.reason is not None else {}),
             }
             for f in report.files
         ],

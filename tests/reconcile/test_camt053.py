@@ -162,9 +162,10 @@ def test_each_statement_states_its_opening_and_closing_booked_balances():
         ]
     )
     assert parse(raw).balances == (
-        # A bare date is the end of that day, UTC; a date-time without offset is UTC.
-        StatementBalance("acct-1", 10_000, -2_500, datetime(2026, 11, 3, tzinfo=UTC)),
-        StatementBalance("acct-2", None, 7, datetime(2026, 11, 2, 18, 30, tzinfo=UTC)),
+        # A bare date is the end of that day, UTC; a date-time without offset is UTC. Each
+        # balance names its statement by its place in the file.
+        StatementBalance("acct-1", 10_000, -2_500, datetime(2026, 11, 3, tzinfo=UTC), 1),
+        StatementBalance("acct-2", None, 7, datetime(2026, 11, 2, 18, 30, tzinfo=UTC), 2),
     )
 
 

@@ -20,6 +20,7 @@ from ledger_engine.reconcile.run import reconcile
 from ledger_engine.reconcile.sources import Sources
 from ledger_engine.reconcile.statement_inbox import land_statement
 from ledger_engine.reconcile.storage import runs as reconciliation
+from ledger_engine.reconcile.storage.statements import REJECTED, landings
 from tests.support.bank import deposit
 from tests.support.database import rows
 from tests.support.events import event_file
@@ -158,3 +159,40 @@ def test_a_run_that_dies_before_its_commit_leaves_nothing_and_its_rerun_decides_
 
     assert part.record is not None and (part.record.matches, part.record.breaks_opened) == (1, 3)
     assert rows(committed, "SELECT count(*) FROM ledger_recon_matched_entries") == [(1,)]
+
+
+def test_a_file_the_store_cannot_take_is_rejected_with_its_reason_and_the_run_goes_on(
+    committed: Engine, tmp_path
+):
+    # A NUL character is text to the CSV reader, and PostgreSQL cannot store it in a text
+    # column: the parser accepts the file, the store refuses it.
+    provider = csv_source("provider", "bob", rules=(RULE,))
+    sources = Sources({"bank": BANK, "provider": provider}, digest="r" * 64)
+    land_statement(tmp_path, BANK, "2026-11-04.csv", b"Date,Amount,Ref\n2026-11-02,100.00,R\x001\n")
+    land_statement(tmp_path, provider, "2026-11-02.csv", b"Date,Amount,Ref\n2026-11-02,9.00,R1\n")
+
+    report = reconcile(committed, sources, tmp_path, match, who="pytest")
+
+    outcomes = {f.source: f for f in report.files}
+    assert (outcomes["bank"].outcome, outcomes["provider"].outcome) == (REJECTED, "loaded")
+    assert (
+        "NUL" in outcomes["bank"].reason and "nothing of it was loaded" in outcomes["bank"].reason
+    )
+    [(position, reason, detail, raw)] = rows(
+        committed, "SELECT position, reason, detail, raw_input FROM ledger_statement_rejections"
+    )
+    assert (position, reason, detail) == (0, "unloadable", outcomes["bank"].reason)
+    assert bytes(raw) == (tmp_path / BANK.folder / "2026-11-04.csv").read_bytes()
+    assert [(landing.file_name, landing.outcome) for landing in landings(committed, "bank", 5)] == [
+        ("2026-11-04.csv", REJECTED)
+    ]
+    # The other source reconciled in the same run; the bank's run considered its ledger side.
+    parts = {part.source: part for part in report.sources}
+    assert [m.ledger_ids for m in parts["provider"].outcome.matches] == [((0, 3, 0),)]
+    assert len(parts["bank"].scope.statement_items) == 0
+    assert all(part.record is not None for part in report.sources)
+
+    # The next run passes over the rejected file and decides as before.
+    again = reconcile(committed, sources, tmp_path, match, who="pytest")
+    assert again.files == ()
+    assert all(part.record is not None for part in again.sources)

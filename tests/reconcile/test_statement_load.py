@@ -6,20 +6,24 @@ from __future__ import annotations
 
 import os
 import shutil
+from datetime import UTC, date, datetime, time, timedelta
 
 import pytest
 from sqlalchemy import Engine
 
 from ledger_engine.reconcile.entries import BAD_AMOUNT, MALFORMED_FILE
 from ledger_engine.reconcile.formats import parse_statement
-from ledger_engine.reconcile.sources import Sources
+from ledger_engine.reconcile.sources import Source, Sources
 from ledger_engine.reconcile.statement_inbox import land_statement, load_statements
 from ledger_engine.reconcile.storage.statements import DUPLICATE, LOADED, SEEN
 from tests.support.database import rows as database_rows
 from tests.support.reconcile import csv_source
+from tests.support.statements import IBAN, Entry, Statement, camt053_document
 
 BANK = csv_source("Main bank «EUR»", "acct-000001")
 SOURCES = Sources({BANK.name: BANK}, digest="d" * 64)
+CAMT_BANK = Source("Daily bank", "camt053", "accounts", "EUR", 2, accounts={IBAN: "acct-000002"})
+CAMT_SOURCES = Sources({CAMT_BANK.name: CAMT_BANK}, digest="c" * 64)
 NOVEMBER = b"Date,Amount,Ref\n2026-11-02,100.00,R1\n2026-11-03,-2.5,R2\n2026-11-04,1.234,R3\n"
 DECEMBER = b"Date,Amount,Ref\n2026-12-01,7.00,R4\n"
 
@@ -115,4 +119,62 @@ def test_a_run_that_stops_half_way_is_completed_by_the_next_exactly_once(engine:
     ]
     assert rows(engine, "SELECT count(*) FROM ledger_statement_rejections") == [
         (sum(len(p.rejections) for p in parsed),)
+    ]
+
+
+def test_a_file_of_two_statements_of_one_account_keeps_both_entries_and_both_balances(
+    engine: Engine, tmp_path
+):
+    # A month of daily statements in one file, the layout many banks send: here two days of
+    # one account, each with its own opening and closing balance.
+    first_day, second_day = date(2026, 11, 2), date(2026, 11, 3)
+    days = [
+        (
+            first_day,
+            50_000,
+            [Entry(12_345, first_day, reference="E2E-1"), Entry(-2_000, first_day)],
+        ),
+        (second_day, 60_345, [Entry(70_000, second_day, reference="E2E-2")]),
+    ]
+    statements = [
+        Statement(
+            IBAN,
+            entries=entries,
+            opening=opening,
+            closing=opening + sum(e.amount for e in entries),
+            opening_date=day,
+            closing_date=day,
+            statement_id=f"STMT-{day.isoformat()}",
+        )
+        for day, opening, entries in days
+    ]
+    land_statement(tmp_path, CAMT_BANK, "2026-11.xml", camt053_document(statements))
+
+    (outcome,) = load_statements(engine, CAMT_SOURCES, tmp_path)
+
+    assert (outcome.outcome, outcome.entries, outcome.rejected) == (LOADED, 3, 0)
+    # Entries are numbered across the whole file, in document order.
+    assert rows(
+        engine,
+        "SELECT position, account, amount, booking_date, reference FROM ledger_statement_entries"
+        " ORDER BY position",
+    ) == [
+        (1, "acct-000002", 12_345, first_day, "E2E-1"),
+        (2, "acct-000002", -2_000, first_day, None),
+        (3, "acct-000002", 70_000, second_day, "E2E-2"),
+    ]
+    # A closing balance dated by a bare day holds at that day's end (the next midnight, UTC).
+    assert rows(
+        engine,
+        "SELECT statement, account, opening, closing, as_of FROM ledger_statement_balances"
+        " ORDER BY statement",
+    ) == [
+        (1, "acct-000002", 50_000, 60_345, datetime.combine(second_day, time(0), tzinfo=UTC)),
+        (
+            2,
+            "acct-000002",
+            60_345,
+            130_345,
+            datetime.combine(second_day + timedelta(days=1), time(0), tzinfo=UTC),
+        ),
     ]

@@ -34,9 +34,11 @@ the XML parser reports it; never a re-serialisation). An entry reads:
   space, or else `AddtlNtryInf`, as the description.
 
 Each statement whose account maps to a ledger row and that states a closing booked balance
-(`Bal` of type CLBD) gives a `StatementBalance`: the closing and the opening (OPBD, or else PRCD,
-the previous closing), signed by their `CdtDbtInd`, as of the closing balance's date-time (a bare
-date means the end of that day, UTC; a date-time without an offset is read as UTC). A balance
+(`Bal` of type CLBD) gives a `StatementBalance` of its own, numbered by the statement's place in
+the file (a file may hold several statements of one account: a month of daily statements): the
+closing and the opening (OPBD, or else PRCD, the previous closing), signed by their
+`CdtDbtInd`, as of the closing balance's date-time (a bare date means the end of that day, UTC;
+a date-time without an offset is read as UTC). A balance
 that cannot be read (another currency, a bad amount, indicator or date) is left out: there is
 no rejection for a balance, and a wrong one must not be compared with the ledger.
 
@@ -136,11 +138,11 @@ def parse_camt053(raw: bytes, source: Source) -> ParsedStatement:
     rejections: list[EntryRejection] = []
     balances: list[StatementBalance] = []
     position = 0
-    for statement in statements:
+    for ordinal, statement in enumerate(statements, start=1):
         account_id = _account_id(statement, xml)
         key = source.ledger_key(account_id)
         if key is not None:
-            balance = _balance(statement, key, source, xml)
+            balance = _balance(statement, key, source, xml, ordinal)
             if balance is not None:
                 balances.append(balance)
         for ntry in xml.children(statement, "Ntry"):
@@ -447,9 +449,11 @@ def _description(ntry: Element, xml: _Names) -> str | None:
 # -- balances ----------------------------------------------------------------------------------
 
 
-def _balance(statement: Element, key: str, source: Source, xml: _Names) -> StatementBalance | None:
-    """The statement's closing (and opening) booked balance of the ledger row `key`, or
-    `None` if it states no readable closing balance."""
+def _balance(
+    statement: Element, key: str, source: Source, xml: _Names, ordinal: int
+) -> StatementBalance | None:
+    """The closing (and opening) booked balance of the ledger row `key` that the file's
+    `ordinal`-th statement states, or `None` if it states no readable closing balance."""
     by_code: dict[str, Element] = {}
     for balance in xml.children(statement, "Bal"):
         code = xml.text(balance, "Tp", "CdOrPrtry", "Cd")
@@ -473,7 +477,7 @@ def _balance(statement: Element, key: str, source: Source, xml: _Names) -> State
         )
     except Refused:
         opening_amount = None  # the closing balance is what is compared; keep it
-    return StatementBalance(key, opening_amount, closing_amount, as_of)
+    return StatementBalance(key, opening_amount, closing_amount, as_of, ordinal)
 
 
 def _as_of(moment: date | datetime) -> datetime:

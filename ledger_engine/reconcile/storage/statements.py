@@ -5,7 +5,13 @@ file of its content (per source) is `loaded` with its entries, rejections and ba
 same content landed again under another name is a `duplicate` of it, read no further; the same
 name and content seen again is `seen` and changes nothing. Before it commits, the loader
 counts what the database now holds of the file and compares it with what the parser produced,
-so a statement is never half kept (tables: `sql/0017_statements.sql`).
+so a statement is never half kept (tables: `sql/0017_statements.sql`, `0026`).
+
+A file the store cannot take (the parser raising, or PostgreSQL refusing what it read: a NUL
+character in a text, say) is kept instead, in a transaction of its own, as one rejection of the
+whole file (`UNLOADABLE`) with the reason and its bytes: so whatever one file holds, the run goes
+on with the other files and sources, later runs pass over it, and a person can see why. Only a
+fault of the store itself (a lost connection, a missing privilege) stops the run.
 """
 
 from __future__ import annotations
@@ -15,15 +21,28 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+import psycopg2
 from psycopg2.extras import execute_values
 from sqlalchemy import Engine
+from sqlalchemy.exc import DBAPIError
 
-from ledger_engine.reconcile.entries import ParsedStatement
+from ledger_engine.reconcile.entries import UNLOADABLE, ParsedStatement
 from ledger_engine.reconcile.storage.sql_files import statement
 from ledger_engine.store.locks import STATEMENTS_LOCK
 
 LOADED, DUPLICATE, SEEN = "loaded", "duplicate", "seen"
+REJECTED = "rejected"  # a file loaded with nothing usable in it: no entry, a rejection
 _PAGE = 1_000  # rows per INSERT statement
+_REASON_LIMIT = 1_000  # characters of the store's reason kept with an unloadable file
+# What a fault of the store itself raises, rather than of one file's content: the run stops.
+_STORE_FAULTS = (
+    DBAPIError,
+    psycopg2.OperationalError,
+    psycopg2.InterfaceError,
+    psycopg2.ProgrammingError,
+    psycopg2.InternalError,
+    psycopg2.NotSupportedError,
+)
 
 
 @dataclass(frozen=True)
@@ -43,7 +62,8 @@ class LandedFile:
 @dataclass(frozen=True)
 class FileOutcome:
     """What became of one landed file: `loaded` (its own `file_id`), `duplicate` (the
-    `file_id` of the file first loaded with its content) or `seen` (nothing new)."""
+    `file_id` of the file first loaded with its content), `seen` (nothing new) or `rejected`
+    (the store could not take it: `reason` says why)."""
 
     source: str
     file_name: str
@@ -51,6 +71,7 @@ class FileOutcome:
     file_id: int
     entries: int
     rejected: int
+    reason: str | None = None
 
 
 def seen_files(engine: Engine, source: str) -> set[tuple[str, int, int]]:
@@ -59,9 +80,6 @@ def seen_files(engine: Engine, source: str) -> set[tuple[str, int, int]]:
         cursor = conn.connection.cursor()
         cursor.execute(statement("statements/seen_files"), (source,))
         return {(name, size, modified) for name, size, modified in cursor.fetchall()}
-
-
-REJECTED = "rejected"  # a file loaded with nothing usable in it: no entry, a rejection
 
 
 @dataclass(frozen=True)
@@ -128,7 +146,33 @@ def record_file(
     sources_digest: str,
 ) -> FileOutcome:
     """Keep `landed` (see the module): `parse` runs only for content not loaded before, and
-    its statement is written against the declared `table`."""
+    its statement is written against the declared `table`; a file the store cannot take is
+    kept as rejected whole, with the reason."""
+    try:
+        return _record_parsed(
+            engine,
+            landed,
+            table=table,
+            file_format=file_format,
+            parse=parse,
+            sources_digest=sources_digest,
+        )
+    except _STORE_FAULTS:
+        raise
+    except Exception as refused:  # whatever the file holds: it must not stop the run
+        return _record_unloadable(engine, landed, file_format, sources_digest, refused)
+
+
+def _record_parsed(
+    engine: Engine,
+    landed: LandedFile,
+    *,
+    table: str,
+    file_format: str,
+    parse: Callable[[bytes], ParsedStatement],
+    sources_digest: str,
+) -> FileOutcome:
+    """`record_file` of a file the store takes, in one transaction."""
     digest = landed.sha256
     with engine.begin() as conn:
         cursor = conn.connection.cursor()
@@ -159,6 +203,44 @@ def record_file(
         return FileOutcome(
             landed.source, landed.name, LOADED, file_id, len(parsed.entries), len(parsed.rejections)
         )
+
+
+def unloadable_reason(error: Exception) -> str:
+    """What a person reads of why the store could not take a file: the store's own words, on
+    one line."""
+    said = " ".join(str(error).split()) or type(error).__name__
+    if len(said) > _REASON_LIMIT:
+        said = said[: _REASON_LIMIT - 1] + "…"
+    return f"the store could not keep this file, so nothing of it was loaded: {said}"
+
+
+def _record_unloadable(
+    engine: Engine, landed: LandedFile, file_format: str, sources_digest: str, error: Exception
+) -> FileOutcome:
+    """Keep `landed`, which the store could not take (`error`), as one rejection of the whole
+    file with the reason and its bytes, in a transaction of its own."""
+    digest, reason = landed.sha256, unloadable_reason(error)
+    with engine.begin() as conn:
+        cursor = conn.connection.cursor()
+        cursor.execute(statement("statements/lock"), (STATEMENTS_LOCK,))
+        cursor.execute(statement("statements/find_content"), (landed.source, digest))
+        found = cursor.fetchone()
+        if found is not None:  # another loader kept the same content meanwhile
+            outcome = _land(cursor, landed, digest, found[0], DUPLICATE)
+            return FileOutcome(landed.source, landed.name, outcome, found[0], 0, 0)
+        cursor.execute(
+            statement("statements/insert_file"),
+            (landed.source, landed.name, digest, file_format, None, 0, 1, sources_digest),
+        )
+        file_id = cursor.fetchone()[0]
+        execute_values(
+            cursor,
+            statement("statements/insert_rejections"),
+            [(file_id, 0, UNLOADABLE, reason, landed.raw)],
+        )
+        outcome = _land(cursor, landed, digest, file_id, LOADED)
+        assert outcome == LOADED, "a new content's first landing is its load"
+        return FileOutcome(landed.source, landed.name, REJECTED, file_id, 0, 1, reason)
 
 
 def _land(cursor, landed: LandedFile, digest: str, file_id: int, outcome: str) -> str:
@@ -200,7 +282,8 @@ def _insert_statement(
     ]
     rejections = [(file_id, r.position, r.reason, r.detail, r.raw) for r in parsed.rejections]
     balances = [
-        (file_id, source, table, b.account, b.opening, b.closing, b.as_of) for b in parsed.balances
+        (file_id, b.statement, source, table, b.account, b.opening, b.closing, b.as_of)
+        for b in parsed.balances
     ]
     for name, rows in (
         ("insert_entries", entries),
