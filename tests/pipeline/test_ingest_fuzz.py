@@ -46,6 +46,7 @@ from tests.support.batch_oracle import (
     stored_results,
 )
 from tests.support.database import rows
+from tests.support.events import nested
 
 LEDGER = build_ledger()
 
@@ -78,12 +79,6 @@ json_values = st.recursive(
     max_leaves=8,
 )
 amounts = st.integers(1, 500) | st.sampled_from([0, -3, 2**63, 10**30, 2.5, "7", None])
-
-
-def nested(levels: int, inner: Any) -> Any:
-    for _ in range(levels):
-        inner = [inner]
-    return inner
 
 
 @st.composite

@@ -42,3 +42,11 @@ def envelope_line(fields: Mapping[str, Any]) -> bytes:
     """An envelope's `fields` written as `event_to_line` writes an event's (compact JSON,
     UTF-8), whatever keys it has; without its newline."""
     return json.dumps(fields, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def nested(levels: int, inner: Any = 1) -> Any:
+    """`inner` wrapped in `levels` arrays (`[[1]]` for two levels): a payload value nested as
+    deep as a test needs, to meet the parser's nesting limit."""
+    for _ in range(levels):
+        inner = [inner]
+    return inner
