@@ -43,7 +43,7 @@ _KEY_TYPES = (str, int)
 
 
 class AccessType(Enum):
-    """How a transaction may touch a bound row (DESIGN.md, point 5)."""
+    """How a transaction may touch a bound row (docs/contract.md, point 5)."""
 
     READ = "read"
     WRITE = "write"
@@ -167,7 +167,7 @@ class Stream:
     bindings: tuple[Binding, ...]
     fields: PayloadFields | None = None
     # For binding i, the earlier bindings of the same table: the only ones whose row it can
-    # share (DESIGN.md, point 3), so that a transaction compares keys with those alone.
+    # share (docs/contract.md, point 3), so that a transaction compares keys with those alone.
     same_table_before: tuple[tuple[int, ...], ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:

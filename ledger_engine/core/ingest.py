@@ -1,7 +1,7 @@
 """Turning landed event files into an ordered list of lines, each parsed or explained.
 
 A file holds one JSON envelope per line: `{"stream": ..., "request_id": ..., "payload": {...}}`.
-A batch's order depends only on the data: files by path, then lines by number (DESIGN.md,
+A batch's order depends only on the data: files by path, then lines by number (docs/contract.md,
 point 2). Lines end at `\\n`; one `\\r` before it is part of the line ending. A line holding
 nothing but JSON whitespace (space, tab, `\\r`) is blank: skipped and not counted. The last
 line needs no `\\n` (JSON Lines allows that). A UTF-8 byte order mark at the start of a line

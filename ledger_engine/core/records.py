@@ -19,7 +19,7 @@ import msgspec
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 
-# Rejection reasons of the engine contract (DESIGN.md, point 7).
+# Rejection reasons of the engine contract (docs/contract.md, point 7).
 BAD_KEY = "bad_key"
 INVALID_EVENT = "invalid_event"
 TYPE_ERROR = "type_error"
@@ -28,10 +28,10 @@ ACCESS_VIOLATION = "access_violation"
 ABORTED = "aborted"
 FUNCTION_ERROR = "function_error"
 
-# What becomes of an event: exactly one of these (DESIGN.md, point 7).
+# What becomes of an event: exactly one of these (docs/contract.md, point 7).
 APPLIED, REJECTED, DUPLICATE = "applied", "rejected", "duplicate"
 
-# Duplicate kinds (DESIGN.md, point 8).
+# Duplicate kinds (docs/contract.md, point 8).
 EXISTS = "exists"
 EXISTS_WITH_DIFFERENT_PAYLOAD = "exists_with_different_payload"
 

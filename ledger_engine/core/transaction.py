@@ -1,6 +1,6 @@
 """Running one event's transaction against the rows it binds.
 
-`execute` is the single place where transaction semantics live (DESIGN.md, points 3 to 7):
+`execute` is the single place where transaction semantics live (docs/contract.md, points 3 to 7):
 key resolution, one buffer per (table, key), access enforcement, abort, and the rejection
 reasons. Runners differ only in where rows come from and in which order events are fed in.
 
@@ -135,7 +135,7 @@ class StateAccess:
     the transaction, whether it was `_written`; for a deferred row, which starts at 0 and
     accumulates this transaction's deltas, their running total's `_low` and `_high`); a later
     binding of the same row points `_row` at the first, so that all of them share the buffer
-    (DESIGN.md, point 3) with no object per row beside the accesses.
+    (docs/contract.md, point 3) with no object per row beside the accesses.
     """
 
     __slots__ = (

@@ -3,9 +3,10 @@ and on Spark).
 
 Every runner is a `Runner`: a ledger, its events in order, the state before them and the
 request ids committed earlier in; the `RunResult` out, equal to `run_serial`'s on the same
-input (DESIGN.md: the serial runner is the reference, every other runner is checked against
-it). `runtime.parallel.in_process.partitioned_runner` and `runtime.spark.runner.spark_runner`
-make the parallel ones, bound to their options (and Spark session).
+input (docs/contract.md, point 1: the serial runner is the reference, every other runner is
+checked against it). `runtime.parallel.in_process.partitioned_runner` and
+`runtime.spark.runner.spark_runner` make the parallel ones, bound to their options (and Spark
+session).
 """
 
 from __future__ import annotations

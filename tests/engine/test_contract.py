@@ -1,4 +1,5 @@
-"""The engine contract of DESIGN.md, one point at a time, against the serial reference runner."""
+"""The engine contract (docs/contract.md, points 1 to 10), one point at a time, against the
+serial reference runner."""
 
 from __future__ import annotations
 

@@ -15,8 +15,8 @@ import pytest
 from sqlalchemy import Engine
 
 from ledger_engine.apps.bank.ledger import build_ledger
-from ledger_engine.cli import build_parser, main
-from ledger_engine.config import PROJECT_ROOT, Settings
+from ledger_engine.cli import main
+from ledger_engine.config import Settings
 from ledger_engine.reconcile.formats.camt053 import parse_camt053
 from ledger_engine.reconcile.generated_statement import KINDS, DifferencePlan
 from ledger_engine.reconcile.job import declared_sources
@@ -27,7 +27,6 @@ from ledger_engine.reconcile.statement_inbox import land_statement
 from ledger_engine.store.database import connect
 from tests.support.bank import deposit, transfer
 from tests.support.database import rows
-from tests.support.documented import ledger_commands, shell_blocks
 from tests.support.events import event_file
 from tests.support.statements import Entry, Statement, camt053_document
 
@@ -309,19 +308,3 @@ def test_a_sample_with_differences_reconciles_on_spark_to_its_truth(
     (run,) = [part for part in report.sources if part.source == "Main bank"]
     assert run.outcome == sample.generated.truth(loaded.file_id)
 
-
-def test_the_readme_shows_statement_commands_that_ledger_takes() -> None:
-    """Every `ledger` command of the README parses (its reconciliation walk-through and the
-    compose setup's lines included)."""
-    readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
-    shown = ledger_commands(shell_blocks(readme))
-    for wanted in (
-        ["statements", "sample", "--source", "Main bank", "--accounts", "3"],
-        ["statements", "land", "/tmp/nov-04.xml", "--source", "Main bank"],
-        ["statements"],
-        ["reconcile"],
-    ):
-        assert wanted in shown
-    for args in shown:
-        parsed, extra = build_parser().parse_known_args(args)
-        assert extra == [] or parsed.command == "psql", args
