@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Page
 
 from tests.support.airflow_dags import (
     DAGS_FOLDER,
@@ -27,7 +28,7 @@ from tests.support.airflow_dags import (
     run_dag_runner,
     run_logged,
 )
-from tests.support.airflow_stack import inherited_environment
+from tests.support.airflow_stack import chromium_page, inherited_environment
 
 
 @pytest.fixture(scope="session")
@@ -97,3 +98,11 @@ def ledger_database_url(module_empty_database_url: str) -> str:
     """URL of a new, empty database for one test module's ledgers (tests/conftest.py), dropped
     afterwards. The pipeline applies each ledger's schema itself."""
     return module_empty_database_url
+
+
+@pytest.fixture
+def page() -> Iterator[Page]:
+    """A page of headless Chromium (Debian's; Playwright drives it, downloads nothing), for
+    the tests of Airflow's UI and the ledger's pages in it."""
+    with chromium_page() as opened:
+        yield opened

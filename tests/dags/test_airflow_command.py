@@ -34,7 +34,6 @@ from tests.support.airflow_stack import (
     REPO_ROOT,
     STOP_TIMEOUT,
     Stack,
-    chromium_page,
     fetch,
     listening_addresses,
     run_badge,
@@ -73,13 +72,6 @@ def stack(ledger_database_url: str, tmp_path_factory: pytest.TempPathFactory) ->
 def pipeline_on(stack: Stack) -> Stack:
     """The stack with `ledger_pipeline` switched on once Airflow has parsed it."""
     return switched_on(stack, DAG_ID)
-
-
-@pytest.fixture
-def page() -> Iterator[Page]:
-    """A page of headless Chromium (Debian's; Playwright drives it, downloads nothing)."""
-    with chromium_page() as opened:
-        yield opened
 
 
 # --- The stack serves -----------------------------------------------------------------------

@@ -31,7 +31,6 @@ from tests.support.airflow_stack import (
     REPO_ROOT,
     RUN_TIMEOUT,
     Stack,
-    chromium_page,
     fetch,
     running_stack,
     switched_on,
@@ -242,12 +241,6 @@ def test_unknown_and_malformed_breaks_get_a_clear_refusal(
 
 
 # --- A person works the breaks, in the browser ------------------------------------------------
-
-
-@pytest.fixture
-def page() -> Iterator[Page]:
-    with chromium_page() as opened:
-        yield opened
 
 
 def logged_in(page: Page, stack: Stack, path: str) -> None:

@@ -32,8 +32,10 @@ from tests.support.airflow_dags import (
     PIPELINE_TASKS,
     Runner,
     Sequence,
+    log_tail,
     task_log_lines,
 )
+from tests.support.database import single_value
 from tests.support.html_page import read_page
 
 DAG_ID = "ledger_pipeline"
@@ -115,12 +117,10 @@ class Ledger:
 
     def log_tail(self, name: str, lines: int = 80) -> str:
         """The end of a run's log, to show with a failed assertion."""
-        log = (self.workdir / f"{name}.log").read_text(encoding="utf-8", errors="replace")
-        return "\n".join(log.splitlines()[-lines:])
+        return log_tail(self.workdir, name, lines)
 
     def scalar(self, query: str) -> Any:
-        with self.engine.connect() as conn:
-            return conn.execute(text(query)).scalar_one()
+        return single_value(self.engine, query)
 
     def reports(self) -> list[Path]:
         return sorted((self.data_dir / "reports").glob("audit-*.html"))

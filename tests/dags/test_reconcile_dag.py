@@ -36,6 +36,7 @@ from tests.support.airflow_dags import (
     REPO_ROOT,
     TRIGGER_WATCH,
     Sequence,
+    log_tail,
     python_json,
     schedule_of,
 )
@@ -200,8 +201,7 @@ class Deployment:
     engine: Engine
 
     def log_tail(self, name: str, lines: int = 80) -> str:
-        log = (self.workdir / f"{name}.log").read_text(encoding="utf-8", errors="replace")
-        return "\n".join(log.splitlines()[-lines:])
+        return log_tail(self.workdir, name, lines)
 
     def open_breaks(self) -> list[tuple]:
         return rows(

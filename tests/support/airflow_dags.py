@@ -73,6 +73,13 @@ def task_log_lines(run_log: Path, task_id: str) -> list[str]:
     return lines[start : end + 1]
 
 
+def log_tail(workdir: Path, name: str, lines: int = 80) -> str:
+    """The end of the log of run `name` (`<workdir>/<name>.log`), to show with a failed
+    assertion."""
+    log = (workdir / f"{name}.log").read_text(encoding="utf-8", errors="replace")
+    return "\n".join(log.splitlines()[-lines:])
+
+
 def python_json(*args: str, env: dict[str, str], cwd: Path = REPO_ROOT) -> Any:
     """Run this Python with `args` (`-c SCRIPT ...`, `-m MODULE ...`, or a script file and its
     arguments) in a subprocess with `env`; what its last line of output says, as JSON (it must

@@ -28,10 +28,11 @@ from urllib.parse import quote, urlencode
 
 import pytest
 from playwright.sync_api import Page, sync_playwright
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine
 
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.store.database import connect, ledger_url
+from tests.support.database import single_value
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PIPELINE = "ledger_pipeline"
@@ -180,8 +181,7 @@ class Stack:
         return "\n".join(str(part.get("event", part)) for part in content)
 
     def scalar(self, query: str) -> Any:
-        with self.engine.connect() as conn:
-            return conn.execute(text(query)).scalar_one()
+        return single_value(self.engine, query)
 
 
 def wait_until_ready(stack: Stack) -> None:

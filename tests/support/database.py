@@ -20,6 +20,12 @@ def rows(engine: Engine, query: str, **params: Any) -> list[tuple]:
         return [tuple(r) for r in conn.execute(text(query), params)]
 
 
+def single_value(engine: Engine, query: str) -> Any:
+    """The one value of `query`'s one row."""
+    with engine.connect() as conn:
+        return conn.execute(text(query)).scalar_one()
+
+
 def committed_state(settings: Settings, ledger: StreamingLedger) -> dict[str, dict[Any, Any]]:
     """Every declared table of `ledger` as committed in `settings`' database, as a
     `RunResult.state` holds it (table name -> key -> value)."""
