@@ -18,6 +18,7 @@ from ledger_engine.cli import build_parser
 from ledger_engine.config import PROJECT_ROOT
 from tests.support.documented import (
     anchors,
+    comment_references,
     file_references,
     ledger_commands,
     links,
@@ -137,6 +138,16 @@ def test_every_link_of_a_document_is_a_file_or_heading_of_the_repository(documen
 def test_every_file_a_document_names_is_in_the_repository(document: Path) -> None:
     allowed = NOT_HERE | (REMOVED if document.parent.name == "studies" else {})
     assert unresolved_names(document, allowed) == []
+
+
+CONFIGURATIONS = [PROJECT_ROOT / "docker-compose.yml", *sorted((PROJECT_ROOT / "docker").glob("*"))]
+
+
+@pytest.mark.parametrize("file", CONFIGURATIONS, ids=lambda p: str(p.relative_to(PROJECT_ROOT)))
+def test_every_document_a_configuration_file_names_is_in_the_repository(file: Path) -> None:
+    """The compose file's and the Dockerfiles' comments send the reader to files that exist."""
+    named = comment_references(file.read_text(encoding="utf-8"))
+    assert [name for name in named if not _named(name, file)] == []
 
 
 def test_the_names_allowed_unresolved_are_still_written_and_still_absent() -> None:

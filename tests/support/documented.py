@@ -28,6 +28,9 @@ _SHELL_FILE = re.compile(
 )
 
 
+_COMMENT_FILE = re.compile(r"(?<![\w/.:-])((?:[\w-]+/)*[\w.-]+\.(?:md|py|sh|sql|Dockerfile))\b")
+
+
 def shell_blocks(markdown: str) -> str:
     """The text of every ```bash block of `markdown`, one after another."""
     return "\n".join(re.findall(r"^```bash\n(.*?)^```", markdown, flags=re.S | re.M))
@@ -72,6 +75,13 @@ def file_references(markdown: str) -> list[str]:
     for block in _FENCE.findall(markdown):
         found.extend(_SHELL_FILE.findall(block))
     return found
+
+
+def comment_references(text: str) -> list[str]:
+    """The documents and scripts the `#` comments of a configuration file name (a compose
+    file's header, a Dockerfile's): `docs/operations.md`, `docker/airflow.Dockerfile`."""
+    comments = "\n".join(re.findall(r"^\s*#(.*)$", text, flags=re.M))
+    return _COMMENT_FILE.findall(comments)
 
 
 def anchor(heading: str) -> str:
