@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+
+from sqlalchemy import Engine
 
 from ledger_engine.apps import load_ledger
 from ledger_engine.config import Settings
 from ledger_engine.core.declarations import StreamingLedger
-from ledger_engine.core.money import money_text
+from ledger_engine.core.money import Unit, money_text
 from ledger_engine.reconcile.job import declared_sources, run_reconciliation
 from ledger_engine.reconcile.matching import reason_words
 from ledger_engine.reconcile.run import ReconcileReport
@@ -52,18 +54,29 @@ def reconcile_task(who: str, log: logging.Logger, only: str | None = None) -> di
         log.info("statement %s", loaded)
     for name, part in summary["sources"].items():
         log.info("source %s: %s", name, part)
-    for line in breaks_changed(settings, ledger, sources, report):
+    for line in _breaks_changed(settings, ledger, sources, report):
         log.info("%s", line)
     return summary
 
 
-def breaks_changed(
+def _breaks_changed(
     settings: Settings, ledger: StreamingLedger, sources: Sources, report: ReconcileReport
 ) -> list[str]:
-    """A line for each break the run opened or closed: its id, reason, account and amount as
-    money in its source's unit (read back by id: a run opens and closes few)."""
-    from ledger_engine.reconcile.storage.runs import described_breaks
+    """`breaks_changed`, read through the ledger's readers' views."""
     from ledger_engine.store.database import open_views
+
+    engine = open_views(settings, ledger)
+    try:
+        return breaks_changed(engine, sources.units, report)
+    finally:
+        engine.dispose()
+
+
+def breaks_changed(engine: Engine, units: Mapping[str, Unit], report: ReconcileReport) -> list[str]:
+    """A line for each break the run opened or closed: its id, reason, account and amount as
+    money in its source's unit (`units`, by source), read back by id from `engine` (a run
+    opens and closes few)."""
+    from ledger_engine.reconcile.storage.runs import described_breaks
 
     changed = {
         break_id: verb
@@ -74,23 +87,35 @@ def breaks_changed(
     }
     if not changed:
         return []
-    engine = open_views(settings, ledger)
-    try:
-        described = described_breaks(engine, list(changed))
-    finally:
-        engine.dispose()
+    described = described_breaks(engine, list(changed))
     assert [b.break_id for b in described] == sorted(changed), "every break the run named"
-    units = sources.units
     lines = []
     for b in described:
         # A closed break says how: matched, manual match, written off, superseded.
         how = f" ({b.resolution.replace('_', ' ')})" if changed[b.break_id] == "closed" else ""
-        amount = money_text(b.amount_difference or 0, units.get(b.source))
         lines.append(
             f"source {b.source}: {changed[b.break_id]} break {b.break_id}{how}: "
-            f"{reason_words(b.reason)}, account {b.account}, {amount}"
+            f"{reason_words(b.reason)}, account {b.account}, {_amounts(b, units.get(b.source))}"
         )
     return lines
+
+
+def _amounts(described: Any, unit: Unit | None) -> str:
+    """A break's money in words: the amount of its one side, or for a pair of both sides how
+    far apart they are and each side's amount (a break of one side has no difference)."""
+    statement, ledger = described.statement_amount, described.ledger_amount
+    if statement is not None and ledger is not None:
+        difference = described.amount_difference
+        if difference is None:
+            difference = statement - ledger
+        return (
+            f"{money_text(difference, unit)} apart (statement {money_text(statement, unit)},"
+            f" ledger {money_text(ledger, unit)})"
+        )
+    if statement is not None:
+        return f"{money_text(statement, unit)} on the statement"
+    assert ledger is not None, "a break holds a statement entry or a ledger change"
+    return f"{money_text(ledger, unit)} in the ledger"
 
 
 def reconcile_summary(report: ReconcileReport) -> dict[str, Any]:

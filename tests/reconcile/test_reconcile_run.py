@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
+from ledger_engine.core.money import Unit
 from ledger_engine.reconcile.matching import (
     AMOUNT_MISMATCH,
     MISSING_IN_LEDGER,
@@ -21,6 +22,7 @@ from ledger_engine.reconcile.sources import Sources
 from ledger_engine.reconcile.statement_inbox import land_statement
 from ledger_engine.reconcile.storage import runs as reconciliation
 from ledger_engine.reconcile.storage.statements import REJECTED, landings
+from ledger_engine.tasks.reconcile_dag import breaks_changed
 from tests.support.bank import deposit
 from tests.support.database import rows
 from tests.support.events import event_file
@@ -196,3 +198,21 @@ def test_a_file_the_store_cannot_take_is_rejected_with_its_reason_and_the_run_go
     again = reconcile(committed, sources, tmp_path, match, who="pytest")
     assert again.files == ()
     assert all(part.record is not None for part in again.sources)
+
+
+def test_the_task_log_gives_each_break_its_amount_as_money(committed: Engine, tmp_path):
+    land_statement(tmp_path, BANK, "2026-11-04.csv", STATEMENT)
+    report = run(committed, tmp_path)
+    ids = dict(rows(committed, "SELECT reason, break_id FROM ledger_recon_breaks"))
+
+    lines = breaks_changed(committed, {"bank": Unit("EUR", 2)}, report)
+
+    # One-sided breaks show the amount of their one side, a mismatch both and how far apart.
+    assert lines == [
+        f"source bank: opened break {ids[AMOUNT_MISMATCH]}: amount mismatch, account alice,"
+        " 0.10 EUR apart (statement 50.10 EUR, ledger 50.00 EUR)",
+        f"source bank: opened break {ids[MISSING_IN_LEDGER]}: missing in the ledger,"
+        " account alice, 12.00 EUR on the statement",
+        f"source bank: opened break {ids[MISSING_IN_STATEMENT]}: missing in the statement,"
+        " account alice, 7.00 EUR in the ledger",
+    ]

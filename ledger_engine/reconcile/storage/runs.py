@@ -216,7 +216,8 @@ def list_open_breaks(engine: Engine) -> list[tuple]:
 
 def described_breaks(engine: Engine, break_ids: Sequence[int]) -> list[tuple]:
     """The breaks `break_ids`, by id (named tuples: break_id, source, reason, account,
-    amount_difference, resolution), read by their primary key."""
+    statement_amount, ledger_amount, amount_difference, resolution), read by their primary
+    key."""
     with engine.connect() as conn:
         cursor = conn.connection.cursor(cursor_factory=NamedTupleCursor)
         cursor.execute(statement("runs/described_breaks"), (list(break_ids),))
