@@ -115,10 +115,11 @@ def unresolved_names(document: Path, allowed: dict[str, str]) -> list[str]:
     ]
 
 
-def broken_links(document: Path) -> list[str]:
-    """The links of `document` that lead out of the repository or to no file or heading."""
+def broken_links(document: Path, text: str | None = None) -> list[str]:
+    """The links of `document` (or of `text`, read as if it lay there) that lead out of the
+    repository or to no file or heading."""
     broken = []
-    for target in links(document.read_text(encoding="utf-8")):
+    for target in links(document.read_text(encoding="utf-8") if text is None else text):
         if re.match(r"^[a-z]+:", target):
             continue  # a web address: no clone lacks it
         path, _, fragment = target.partition("#")
@@ -158,17 +159,17 @@ def test_the_names_allowed_unresolved_are_still_written_and_still_absent() -> No
         assert not _named(name, README), f"{name} is a file again: drop it from the list"
 
 
-def test_a_link_out_of_the_repository_and_a_made_up_path_are_found(tmp_path: Path) -> None:
-    """A control: the old README's link to ../shared/DESIGN.md and its path/to placeholder."""
+def test_a_link_out_of_the_repository_and_a_made_up_path_are_found() -> None:
+    """A control: the old README's link to ../shared/DESIGN.md and its path/to placeholder, a
+    missing heading; a link to a heading that is there passes."""
     page = DOCS / "a-page-that-is-not-there.md"
     text = (
-        "[the contract](../../shared/DESIGN.md), [here](commands.md#no-such-heading)\n"
+        "[the contract](../../shared/DESIGN.md), [here](commands.md#no-such-heading),\n"
+        "[there](operations.md#locally-with-ledger-airflow)\n"
         "`LEDGER_APP=path/to/simple_trade.py` and `path/to/simple_trade.py`\n"
         "```bash\nLEDGER_APP=path/to/simple_trade.py:build_ledger ledger demo\n```\n"
     )
-    written = tmp_path / "page.md"
-    written.write_text(text, encoding="utf-8")
-    assert links(text) == ["../../shared/DESIGN.md", "commands.md#no-such-heading"]
+    assert broken_links(page, text) == ["../../shared/DESIGN.md", "commands.md#no-such-heading"]
     assert file_references(text) == ["path/to/simple_trade.py", "path/to/simple_trade.py"]
     assert not _named("path/to/simple_trade.py", page)
     assert _named("tests/support/apps/simple_trade.py", page)
