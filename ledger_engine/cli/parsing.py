@@ -19,6 +19,13 @@ class LedgerParser(argparse.ArgumentParser):
         return text if self.more_help is None else f"{text}\n{self.more_help()}\n"
 
 
+def add_json_option(parser: argparse.ArgumentParser) -> None:
+    """`--json`: the answer as one JSON document on stdout, for scripts."""
+    parser.add_argument(
+        "--json", action="store_true", help="print the answer as JSON (amounts: exact decimals)"
+    )
+
+
 def positive(text: str) -> int:
     """An argument that is a whole number of at least 1."""
     value = int(text)

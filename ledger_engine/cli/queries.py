@@ -4,14 +4,21 @@ a declared table, what became of a request id, or anything in psql."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 
 from rich.markup import escape
 from rich.table import Table
 
 from ledger_engine.apps import load_ledger
-from ledger_engine.cli.output import console, utc
-from ledger_engine.cli.parsing import Commands
+from ledger_engine.cli.amounts import (
+    amount_json,
+    result_amounts,
+    result_words,
+    stream_unit,
+)
+from ledger_engine.cli.output import console, say, utc
+from ledger_engine.cli.parsing import Commands, add_json_option
 from ledger_engine.config import Settings
 from ledger_engine.core.money import money_text
 from ledger_engine.core.records import canonical_json
@@ -35,16 +42,33 @@ def cmd_balance(settings: Settings, args: argparse.Namespace) -> int:
         row = committed_row(engine, table, args.key)
     finally:
         engine.dispose()
+    declared = ledger.tables[table]
+    if args.json:
+        return _balance_json(table, args.key, row, declared.unit)
     if row is None:
         console.print(f"no row {args.key!r} in {table!r}", markup=False)
         return 1
-    declared = ledger.tables[table]
     value = (
         money_text(row.value, declared.unit)
         if declared.value_type is int
         else canonical_json(row.value)
     )
     console.print(f"{args.key}: {value} (last changed in batch {row.last_batch_id})", markup=False)
+    return 0
+
+
+def _balance_json(table: str, key: str, row, unit) -> int:
+    """`ledger balance --json`: the row's amount as an exact decimal and its unit (and its
+    minor units), or its JSON value where the table holds no integers; exit 1 if none."""
+    if row is None:
+        say(json.dumps({"table": table, "key": key, "found": False}))
+        return 1
+    answer: dict = {"table": table, "key": key}
+    if type(row.value) is int:
+        answer |= amount_json(row.value, unit) | {"minor_units": row.value}
+    else:
+        answer["value"] = row.value
+    say(json.dumps(answer | {"last_batch_id": row.last_batch_id}))
     return 0
 
 
@@ -58,6 +82,9 @@ def cmd_request(settings: Settings, args: argparse.Namespace) -> int:
         found = request_outcome(engine, args.request_id)
     finally:
         engine.dispose()
+    unit = stream_unit(load_ledger(settings.app), found.stream) if found else None
+    if args.json:
+        return _request_json(args.request_id, found, unit)
     if found is None:
         console.print(f"no request {escape(repr(args.request_id))}")
         return 1
@@ -72,7 +99,7 @@ def cmd_request(settings: Settings, args: argparse.Namespace) -> int:
         reason = f"{found.rejection_reason}: {found.rejection_detail}"
         console.print(f"reason: {escape(reason)}", soft_wrap=True)
     for payload in found.results:
-        console.print(f"result: {escape(canonical_json(payload))}", soft_wrap=True)
+        console.print(f"result: {escape(result_words(payload, unit))}", soft_wrap=True)
     if found.duplicates:
         table = Table(title=f"{len(found.duplicates)} duplicate(s) of {where}, not run")
         for column in ("batch", "position", "kind", "committed (UTC)"):
@@ -81,6 +108,40 @@ def cmd_request(settings: Settings, args: argparse.Namespace) -> int:
             at = utc(d.committed_at).removesuffix(" UTC")  # narrow enough for 80 columns
             table.add_row(str(d.batch_id), str(d.position), d.kind, at)
         console.print(table)
+    return 0
+
+
+def _request_json(request_id: str, found, unit) -> int:
+    """`ledger request --json`: the outcome, each result's payload with its amounts as exact
+    decimals in the stream's unit, and the duplicates; exit 1 if no event carried it."""
+    if found is None:
+        say(json.dumps({"request_id": request_id, "found": False}))
+        return 1
+    rejection = (
+        None
+        if found.rejection_reason is None
+        else {"reason": found.rejection_reason, "detail": found.rejection_detail}
+    )
+    answer = {
+        "request_id": found.request_id,
+        "stream": found.stream,
+        "outcome": found.outcome,
+        "batch_id": found.batch_id,
+        "position": found.position,
+        "committed_at": found.committed_at.isoformat(),
+        "rejection": rejection,
+        "results": [{"payload": p, "amounts": result_amounts(p, unit)} for p in found.results],
+        "duplicates": [
+            {
+                "batch_id": d.batch_id,
+                "position": d.position,
+                "kind": d.kind,
+                "committed_at": d.committed_at.isoformat(),
+            }
+            for d in found.duplicates
+        ],
+    }
+    say(json.dumps(answer))
     return 0
 
 
@@ -103,6 +164,7 @@ def add_balance_parser(commands: Commands) -> None:
     balance = commands.add_parser("balance", help=cmd_balance.__doc__)
     balance.add_argument("key", help="the row's key (an account id, for the bank)")
     balance.add_argument("--table", help="a declared table (default: the first declared)")
+    add_json_option(balance)
     balance.set_defaults(handler=cmd_balance)
 
 
@@ -110,6 +172,7 @@ def add_request_parser(commands: Commands) -> None:
     """`ledger request REQUEST_ID`."""
     request = commands.add_parser("request", help=cmd_request.__doc__)
     request.add_argument("request_id")
+    add_json_option(request)
     request.set_defaults(handler=cmd_request)
 
 

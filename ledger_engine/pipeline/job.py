@@ -82,11 +82,22 @@ class BatchSummary:
         took = self.execute_seconds + self.commit_seconds
         if not self.committed:
             return f"micro-batch {self.batch_id}: committed before, skipped in {took:.2f} s"
-        rate = f", {self.ingested / took:.0f} events/s" if took > 0 else ""
+        rate = f", {_rate(self.ingested / took)} events/s" if took > 0 else ""
         return (
-            f"micro-batch {self.batch_id}: {self.ingested} events, {self.applied} applied, "
-            f"{self.rejected} rejected, {self.duplicates} duplicates in {took:.2f} s{rate}"
+            f"micro-batch {self.batch_id}: {_count(self.ingested, 'event')}, {self.applied} "
+            f"applied, {self.rejected} rejected, {_count(self.duplicates, 'duplicate')} in "
+            f"{took:.2f} s{rate}"
         )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _rate(per_second: float) -> str:
+    """A rate to two significant figures at least: a batch of one event in 2.5 s is 0.4
+    events/s, not 0."""
+    return f"{per_second:.0f}" if per_second >= 100 else f"{per_second:.2g}"
 
 
 @dataclass

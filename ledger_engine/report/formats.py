@@ -60,11 +60,14 @@ def batch_span(point: ThroughputPoint) -> str:
 
 
 def share_text(part: int, whole: int) -> str:
-    """`part` of `whole` in per cent, to a tenth, rounded down: 100.0% only when all of it,
-    "< 0.1%" for a part too small to show but not none, "—" when there is no whole."""
+    """`part` of `whole` in per cent, rounded to the nearest tenth (20 of 30: 66.7%), but
+    100.0% only when all of it and "< 0.1%" for a part too small to show but not none; "—"
+    when there is no whole."""
     if whole <= 0:
         return MISSING
-    tenths = part * 1000 // whole
+    tenths = (part * 2000 + whole) // (2 * whole)  # half a tenth and up rounds up, exactly
+    if part < whole:
+        tenths = min(tenths, 999)
     if tenths == 0 and part > 0:
         return "< 0.1%"
     return f"{tenths // 10}.{tenths % 10}%"

@@ -224,14 +224,14 @@ def test_the_match_rate_of_each_side_is_the_items_matched_of_those_considered(
     sides = database_sides(recorded.engine, recorded.run_ids)
     assert sides == [STATEMENT_SIDE, LEDGER_SIDE]
     assert page.body_rows("match-rate-table") == [
-        ["statement entries", "3", "4", "7", "42.8%"],  # 42.857...: rounded down
+        ["statement entries", "3", "4", "7", "42.9%"],  # 42.857...: to the nearest tenth
         ["ledger entries", "3", "3", "6", "50.0%"],
     ]
     tiles = [
         e.attrs["data-side"] for e in page.find("div", inside="figures") if "data-side" in e.attrs
     ]
     assert tiles == ["statement", "ledger"]
-    assert "42.8% 3 of 7" in page.text and "50.0% 3 of 6" in page.text
+    assert "42.9% 3 of 7" in page.text and "50.0% 3 of 6" in page.text
     charted = json.loads(page.json_data)["match_rate"]
     assert [(s["matched"], s["considered"]) for s in charted] == sides
 
@@ -362,7 +362,7 @@ def test_the_index_lists_each_reconciliation_beside_the_audit_runs(
     links = [a.attrs["href"] for a in index.find("a", inside="reconciliations")]
     assert links == [second.name, first.name]  # newest first
     row = index.body_rows("reconciliations")[0]
-    assert row[1:] == [f"{HOSTILE}, Main bank", "42.8%", "50.0%", "6", "6", "0", ORIGIN, "—"]
+    assert row[1:] == [f"{HOSTILE}, Main bank", "42.9%", "50.0%", "6", "6", "0", ORIGIN, "—"]
     for page in (first, second):
         assert "index.html" in [a.attrs["href"] for a in read_page(page).find("a")]
 
@@ -468,7 +468,7 @@ def test_chromium_draws_the_charts_without_a_console_message_or_a_request(
     assert len(rendered.dom.find("rect", inside="match-rate-chart", cls="matched")) == 2
     assert len(rendered.dom.find("rect", inside="reasons-chart", cls="bar")) == len(OPEN_BY_REASON)
     assert len(rendered.dom.find("rect", inside="ages-chart", cls="bar")) == len(AGES)
-    assert "42.8% of 7" in rendered.dom.text
+    assert "42.9% of 7" in rendered.dom.text
     width, height, shades = png_facts(screenshot)
     assert (width, height) == (1280, 2700)
     assert shades > 100  # text, charts and tables, not a blank page

@@ -46,7 +46,11 @@ def said(done: subprocess.CompletedProcess[str]) -> list[str]:
 def libpq_form(sqlalchemy_url: str, database: str | None = None) -> str:
     """`sqlalchemy_url` as a person writes LEDGER_DATABASE_URL (`postgresql://...`), on
     `database` where given."""
-    url = make_url(sqlalchemy_url).set(drivername="postgresql", query={})
+    url = make_url(sqlalchemy_url)
+    # The ledger's schema (`options`) is the command's to add; a socket folder (`host`) stays.
+    url = url.set(
+        drivername="postgresql", query={k: v for k, v in url.query.items() if k != "options"}
+    )
     if database is not None:
         url = url.set(database=database)
     return url.render_as_string(hide_password=False)
