@@ -589,7 +589,13 @@ def test_a_faulty_event_gets_the_same_rejection_on_replay():
 
     events = [ev("r1", k="a", d=0), ev("r2", k=None, d=1), Event("x", "r3", {})]
     ledger = one_row_ledger(divide)
-    assert run_serial(ledger, events).rejections == run_serial(ledger, events).rejections
+    first = run_serial(ledger, events).rejections
+    assert [(r.stream, r.request_id, r.reason) for r in first] == [
+        ("s", "r1", "function_error: ZeroDivisionError: integer division or modulo by zero"),
+        ("s", "r2", "bad_key"),
+        ("x", "r3", "invalid_event"),
+    ]
+    assert run_serial(ledger, events).rejections == first
 
 
 # -- 8. idempotency --------------------------------------------------------------------------
