@@ -132,12 +132,35 @@ def served_page(html: str, expectations: Path, data_docs_url: str) -> str:
 
 
 def malformed_words(exc: RequestValidationError) -> str:
-    """What was wrong with a request's values, in a line ("break_id: ... ; note: ...")."""
+    """What was wrong with a request's values, in a line of the workbench's own words
+    ("a break's id is a whole number, not 'abc'; note: at most 2000 characters"), never the
+    validating library's sentences, which name its types."""
     said = []
     for error in exc.errors():
-        where = ".".join(str(part) for part in error.get("loc", ())[1:]) or "request"
-        said.append(f"{where}: {error.get('msg', 'not valid')}")
-    return "refused: " + "; ".join(said)
+        location = error.get("loc", ())
+        field = str(location[1]) if len(location) > 1 else "request"
+        said.append(_field_words(field, error))
+    return "Refused: " + "; ".join(dict.fromkeys(said))
+
+
+# The fields whose values name a break (a path's id, a form's ticks): said as what they are.
+_BREAK_FIELDS = ("break_id", "from_break")
+
+
+def _field_words(field: str, error: dict) -> str:
+    """One field's fault: what the field takes, and what it was given (shortened)."""
+    kind = str(error.get("type", ""))
+    given = error.get("input")
+    shown = f", not {str(given)[:40]!r}" if isinstance(given, str) else ""
+    if kind.startswith("int_") and field in _BREAK_FIELDS:
+        return f"a break's id is a whole number{shown}"
+    if kind.startswith("int_"):
+        return f"{field}: a whole number{shown}"
+    if kind == "string_too_long":
+        return f"{field}: at most {error.get('ctx', {}).get('max_length')} characters"
+    if kind == "missing":
+        return f"{field}: missing"
+    return f"{field}: not understood{shown}"
 
 
 def refusal(request: Request, code: int, detail: str) -> Response:

@@ -10,7 +10,8 @@ the actions a person takes on them, each the product function the CLI calls
   with other open breaks of its account and to write it off;
 - `POST /breaks/match`, `POST /breaks/<id>/write-off`, `POST /reconcile`: the actions. Each
   needs `access.worker` and a form from this session's page (`forms.check_form`); a refusal
-  (`ResolutionRefused`, an unknown source) is the page again with the reason, code 409, and
+  (`ResolutionRefused`, an unknown source) is the page again with the reason, code 409 (400
+  for a request that lacks what it needs: a blank note, a malformed id or filter), and
   changes nothing; a success is a redirect to the page that shows its outcome.
 """
 
@@ -29,7 +30,7 @@ from ledger_engine.config import Settings
 from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.core.money import Unit, money_text
 from ledger_engine.errors import ResolutionRefused, SourcesError
-from ledger_engine.reconcile.matching import reason_words
+from ledger_engine.reconcile.matching import BREAK_REASONS, reason_words
 from ledger_engine.reconcile.resolve import manual_match, write_off
 from ledger_engine.reconcile.sources import Sources, load_sources
 from ledger_engine.reconcile.storage.queue import (
@@ -42,7 +43,7 @@ from ledger_engine.reconcile.storage.queue import (
     open_counts,
     open_queue,
 )
-from ledger_engine.reconcile.storage.resolutions import break_history
+from ledger_engine.reconcile.storage.resolutions import break_history, require_note
 from ledger_engine.reconcile.write_offs import adjustment_amount
 from ledger_engine.report.formats import plural
 from ledger_engine.web.access import may_work, reader, worker
@@ -127,6 +128,11 @@ def queue_page(
 ) -> HTMLResponse:
     """The open breaks passing the filters; a form's empty field passes every break."""
     days = _whole_days(min_age_days) if min_age_days else None
+    if reason and reason not in BREAK_REASONS:
+        raise HTTPException(
+            status.HTTP_400_BAD_REQUEST,
+            f"reason: one of {', '.join(BREAK_REASONS)}, not {reason[:40]!r}",
+        )
     wanted = QueueFilter(source or None, reason or None, account or None, days)
     return _queue(request, side, user, wanted, said=DONE.get(done))
 
@@ -153,12 +159,13 @@ def match(
     check_form(request, form_key_)
     chosen = sorted(set(break_id or []) | ({from_break} if from_break is not None else set()))
     try:
+        require_note(note)
+    except ResolutionRefused as blank:  # a request without what it needs: not a conflict
+        return _match_refused(request, side, user, from_break, blank, status.HTTP_400_BAD_REQUEST)
+    try:
         manual_match(side.engine, chosen, who=who(user), note=note)
     except ResolutionRefused as refused:
-        said = f"Refused: {refused}"
-        if from_break is not None:
-            return _break(request, side, user, from_break, refused=said)
-        return _queue(request, side, user, QueueFilter(), refused=said)
+        return _match_refused(request, side, user, from_break, refused, status.HTTP_409_CONFLICT)
     return _redirect(request, f"breaks/{chosen[0]}", "matched")
 
 
@@ -173,6 +180,11 @@ def write_break_off(
 ) -> Response:
     """Write the break off: its adjusting event landed in the event inbox."""
     check_form(request, form_key_)
+    try:
+        require_note(note)
+    except ResolutionRefused as blank:  # a request without what it needs: not a conflict
+        said = f"Refused: {blank}"
+        return _break(request, side, user, break_id, refused=said, code=status.HTTP_400_BAD_REQUEST)
     sources = side.sources()
     try:
         if sources is None:
@@ -208,6 +220,21 @@ def reconcile(
     return _queue(request, side, user, QueueFilter(), started=started)
 
 
+def _match_refused(
+    request: Request,
+    side: LedgerSide,
+    user: BaseUser,
+    from_break: int | None,
+    refused: ResolutionRefused,
+    code: int,
+) -> HTMLResponse:
+    """The page the match was asked from again (a break's, else the queue), saying why not."""
+    said = f"Refused: {refused}"
+    if from_break is not None:
+        return _break(request, side, user, from_break, refused=said, code=code)
+    return _queue(request, side, user, QueueFilter(), refused=said, code=code)
+
+
 def _queue(
     request: Request,
     side: LedgerSide,
@@ -217,8 +244,9 @@ def _queue(
     said: str | None = None,
     refused: str | None = None,
     started: StartedRun | None = None,
+    code: int = status.HTTP_409_CONFLICT,
 ) -> HTMLResponse:
-    """The queue page; code 409 where it shows a refusal."""
+    """The queue page; `code` where it shows a refusal."""
     sources = side.sources()
     units = sources.units if sources is not None else {}
     counts = open_counts(side.engine)
@@ -227,7 +255,7 @@ def _queue(
     return page(
         request,
         "breaks.html",
-        status.HTTP_409_CONFLICT if refused else status.HTTP_200_OK,
+        code if refused else status.HTTP_200_OK,
         wanted=wanted,
         rows=[_row(request, b, units, now) for b in queue.breaks],
         passing=queue.passing,
@@ -250,8 +278,9 @@ def _break(
     *,
     said: str | None = None,
     refused: str | None = None,
+    code: int = status.HTTP_409_CONFLICT,
 ) -> HTMLResponse:
-    """A break's page; 404 for a break that does not exist, 409 where it shows a refusal."""
+    """A break's page; 404 for a break that does not exist, `code` where it shows a refusal."""
     item = break_items(side.engine, break_id)
     if item is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no break {break_id}")
@@ -267,7 +296,7 @@ def _break(
     return page(
         request,
         "break.html",
-        status.HTTP_409_CONFLICT if refused else status.HTTP_200_OK,
+        code if refused else status.HTTP_200_OK,
         item=item,
         reason=reason_words(item.reason),
         money=lambda units: "" if units is None else money_text(units, unit),

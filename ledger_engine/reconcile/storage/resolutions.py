@@ -66,7 +66,7 @@ class HistoryStep:
 def record_manual_match(engine: Engine, break_ids: Sequence[int], *, who: str, note: str) -> int:
     """Match the items of the open breaks `break_ids` by hand (see the module); the match id.
     Raises `ResolutionRefused` saying why when they may not be matched."""
-    _require_note(note)
+    require_note(note)
     with engine.begin() as conn:
         cursor = conn.connection.cursor(cursor_factory=NamedTupleCursor)
         breaks = _lock(cursor, break_ids)
@@ -103,7 +103,7 @@ def record_write_off(
     the adjusting event's request id, which the caller then lands in the event inbox. Only a
     break of one of `sources` (those that declare a write-off stream) may be written off.
     Raises `ResolutionRefused` saying why when the break may not be written off now."""
-    _require_note(note)
+    require_note(note)
     with engine.begin() as conn:
         cursor = conn.connection.cursor(cursor_factory=NamedTupleCursor)
         (item,) = _lock(cursor, [break_id])
@@ -194,6 +194,7 @@ def _days_apart(breaks: list) -> int:
     return abs((statement_day - ledger_day).days)
 
 
-def _require_note(note: str) -> None:
+def require_note(note: str) -> None:
+    """Refuse (`ResolutionRefused`) a blank note: a person's work on a break says why."""
     if not note or not note.strip():
         raise ResolutionRefused("say why, with a note")
