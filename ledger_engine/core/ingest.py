@@ -9,8 +9,9 @@ is ignored (RFC 8259 lets a parser do so).
 
 Every other line becomes an `Event` for the runner, which judges its content, or is kept raw
 and rejected as `invalid_event` with a sentence saying why: it is not valid UTF-8; it is cut
-short (its JSON ends before its object is closed, as when a file is read while still being
-written); it is not JSON, or uses `NaN`/`Infinity`, or repeats a key within an object; it
+short (its JSON ends before its object is closed, where more bytes could still make it JSON, as
+when a file is read while still being written: `core.json_prefix`); it is not JSON (its syntax
+is broken before its end), or uses `NaN`/`Infinity`, or repeats a key within an object; it
 is not an object; its envelope lacks one of the three fields or has another; or it nests
 arrays and objects deeper than the engine stores (`storable.MAX_NESTING`, plus the envelope).
 """
@@ -26,6 +27,7 @@ from typing import Any
 import msgspec
 
 from ledger_engine.core.declarations import PayloadFields
+from ledger_engine.core.json_prefix import cut_short
 from ledger_engine.core.records import INT64_MAX, INT64_MIN, Event
 from ledger_engine.core.storable import MAX_NESTING, brief, json_text_problem, json_type
 
@@ -160,7 +162,12 @@ def parse_line_fully(raw: bytes) -> Event | str:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         if exc.reason == "unexpected end of data" and exc.end == len(raw):
-            return CUT_SHORT  # the line stops inside a multi-byte character
+            # The line stops inside a multi-byte character, which only a string may hold:
+            # cut short if the JSON before it stops inside a string (U+FFFD stands for the
+            # character: a string may hold it, nothing else in JSON may).
+            before = raw[: exc.start].decode("utf-8").removeprefix(_BOM)
+            if cut_short(before + "\ufffd"):
+                return CUT_SHORT
         return f"line is not valid UTF-8 ({exc.reason} at byte {exc.start})"
     text = text.removeprefix(_BOM)
     try:
@@ -172,7 +179,7 @@ def parse_line_fully(raw: bytes) -> Event | str:
         # is deeper than a test's), so the verdict must not: a line cut short is cut short,
         # whether or not it nests too deep before its end; else a line nesting too deep is
         # too deep, whatever error the decoder met first.
-        if _cut_short(text):
+        if cut_short(text):
             return CUT_SHORT
         if isinstance(exc, RecursionError) or _nests_deeper(text, MAX_LINE_NESTING):
             return TOO_DEEP
@@ -192,32 +199,9 @@ def _may_nest_deeper(text: str) -> bool:
     return text.count("[") + text.count("{") > MAX_LINE_NESTING
 
 
-# A JSON string (group 1 is its closing quote: None when the string runs to the line's end),
-# or a bracket.
-_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*(")?|[\[\]{}]')
+# A JSON string (to its closing quote, or to the line's end), or a bracket.
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]')
 _OPENING = {"}": "{", "]": "["}
-
-
-def _cut_short(text: str) -> bool:
-    """True if `text` (not valid JSON) reads as the start of a longer JSON value: it opens an
-    object or array and ends inside it (inside a string, or with brackets left open)."""
-    body = text.lstrip(" \t\r")
-    if not body.startswith(("{", "[")):
-        return False
-    open_brackets: list[str] = []
-    for match in _TOKENS.finditer(body):
-        token = match.group()
-        if token[0] == '"':
-            if match.group(1) is None:
-                return True
-        elif token in _OPENING:
-            if not open_brackets or open_brackets.pop() != _OPENING[token]:
-                return False  # malformed, not cut
-            if not open_brackets:
-                return False  # the value is complete; the error lies elsewhere
-        else:
-            open_brackets.append(token)
-    return bool(open_brackets)
 
 
 def _nests_deeper(text: str, levels: int) -> bool:

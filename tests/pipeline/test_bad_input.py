@@ -59,6 +59,63 @@ def test_a_line_cut_in_the_middle_of_a_file_is_cut_short_and_the_next_lines_go_o
     ]
 
 
+def test_a_line_of_broken_syntax_in_the_middle_of_a_file_is_not_valid_json_not_cut_short():
+    content = GOOD_DEPOSIT + b"\n{not json\n" + GOOD_DEPOSIT.replace(b"ok", b"k2") + b"\n"
+    lines = ingest_files([("f.jsonl", content)])
+    assert [(x.line_number, x.problem) for x in lines] == [
+        (1, None),
+        (
+            2,
+            "line is not valid JSON (Expecting property name enclosed in double quotes:"
+            " line 1 column 2 (char 1))",
+        ),
+        (3, None),
+    ]
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"a": tr',  # a literal begun
+        b'{"a": -',  # a number begun
+        b'{"a": 1.',
+        b'{"a": 1e+',
+        b'{"a": "x\\',  # an escape begun
+        b'{"a": "\\u00',
+        b'{"a":',
+        b'{"a"',
+        b'{"a',
+        b"[1, 2,",
+        b'[{"a": [true, null, {"b": "c"}], "d": ',
+        b' \t{"a": 1, ',
+    ],
+)
+def test_a_line_that_stops_where_json_could_go_on_is_cut_short(raw):
+    assert parse_line(raw) == CUT_SHORT
+
+
+@pytest.mark.parametrize(
+    ("raw", "detail"),
+    [
+        (b"{not json", "not valid JSON (Expecting property name enclosed in double quotes"),
+        (b'{"a": trux', "not valid JSON (Expecting value"),
+        (b'{"a" 1', "not valid JSON (Expecting ':' delimiter"),
+        (b'{"a": 01', "not valid JSON (Expecting ',' delimiter"),
+        (b'{"a": 1.e', "not valid JSON (Expecting ',' delimiter"),
+        (b'{"a": "x\ty', "not valid JSON (Invalid control character"),
+        (b'{"a": "\\x', "not valid JSON (Invalid \\escape"),
+        (b'{"a": [1, 2}', "not valid JSON (Expecting ',' delimiter"),
+        (b'{"a": NaN', "not valid JSON (NaN is not a JSON number)"),
+        (b'{"a": 1,,', "not valid JSON (Expecting property name"),
+        (b"{not json \xc3", "not valid UTF-8 (unexpected end of data at byte 10)"),
+    ],
+)
+def test_a_line_broken_before_its_end_is_not_cut_short(raw, detail):
+    # It is the syntax: no more bytes would make it JSON.
+    problem = parse_line(raw)
+    assert isinstance(problem, str) and problem.startswith(f"line is {detail}")
+
+
 @pytest.mark.parametrize(
     ("raw", "detail"),
     [
@@ -387,6 +444,12 @@ BAD_LINES: list[tuple[bytes, str, str]] = [
     (b"\x0c", "invalid_event", "not valid JSON"),
     (GOOD_DEPOSIT + b"\r" + GOOD_DEPOSIT, "invalid_event", "not valid JSON (Extra data"),
     (b'{"stream":"deposits","request_id":"c1","payload":{"acc', "invalid_event", CUT_SHORT),
+    (b"{not json", "invalid_event", "not valid JSON (Expecting property name"),
+    (
+        b'{"stream":"deposits","request_id":"c2","payload":{"account_id": nope',
+        "invalid_event",
+        "not valid JSON (Expecting value",
+    ),
 ]
 
 GOOD_LINES = [
