@@ -17,6 +17,7 @@ the actions a person takes on them, each the product function the CLI calls
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Annotated
@@ -42,6 +43,7 @@ from ledger_engine.reconcile.storage.queue import (
     match_candidates,
     open_counts,
     open_queue,
+    settling_movements,
 )
 from ledger_engine.reconcile.storage.resolutions import break_history, require_note
 from ledger_engine.reconcile.write_offs import adjustment_amount
@@ -286,11 +288,6 @@ def _break(
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no break {break_id}")
     sources = side.sources()
     unit = sources.units.get(item.source) if sources is not None else None
-    stream = (
-        sources.sources[item.source].write_off
-        if sources and item.source in sources.sources
-        else None
-    )
     now = datetime.now(UTC)
     candidates = match_candidates(side.engine, item) if item.status == "open" else ()
     return page(
@@ -301,13 +298,55 @@ def _break(
         reason=reason_words(item.reason),
         money=lambda units: "" if units is None else money_text(units, unit),
         write_off=_write_off_state(item),
-        adjustment=_adjustment(item, unit),
-        write_off_stream=stream.stream if stream is not None else None,
         history=break_history(side.engine, break_id),
-        candidates=[_row(request, b, {item.source: unit} if unit else {}, now) for b in candidates],
+        settled_by=settling_movements(side.engine, break_id) if item.status != "open" else (),
+        candidates=[
+            _row(request, b, {item.source: unit} if unit else {}, now)
+            for b in _partners(item, candidates)
+        ],
+        own_write_off_waits=_waits(item.write_off_request_id, item.write_off_outcome),
         write_off_url=mounted(request, f"breaks/{item.break_id}/write-off"),
+        **_write_off_offer(item, sources, unit),
         **_working(request, user, said, refused),
     )
+
+
+def _write_off_offer(item: BreakItems, sources: Sources | None, unit: Unit | None) -> dict:
+    """What the page offers of a write-off: the stream it would post on (None: the source
+    declares none), the adjustment it would post (None when there is nothing to adjust: it
+    resolves the break at once), and whether it is offered at all (not while one posted is
+    waiting for the pipeline or for reconciliation: a second would be refused)."""
+    stream = (
+        sources.sources[item.source].write_off
+        if sources and item.source in sources.sources
+        else None
+    )
+    return {
+        "write_off_stream": stream.stream if stream is not None else None,
+        "adjustment": _adjustment(item, unit),
+        "write_off_offered": item.status == "open"
+        and not _waits(item.write_off_request_id, item.write_off_outcome),
+    }
+
+
+def _partners(item: BreakItems, candidates: Sequence[QueuedBreak]) -> list[QueuedBreak]:
+    """The open breaks `item` can be matched with by hand (what `record_manual_match`
+    takes): none while its own write-off waits; else those without one waiting that bring a
+    side it lacks (a statement entry alone needs a ledger movement, and the other way)."""
+    if _waits(item.write_off_request_id, item.write_off_outcome):
+        return []
+    return [
+        other
+        for other in candidates
+        if not _waits(other.write_off_request_id, other.write_off_outcome)
+        and (item.batch_id is not None or other.ledger_amount is not None)
+        and (item.file_id is not None or other.statement_amount is not None)
+    ]
+
+
+def _waits(request_id: str | None, outcome: str | None) -> bool:
+    """Whether a write-off was posted and not rejected: its adjustment is on its way."""
+    return request_id is not None and outcome != "rejected"
 
 
 def _working(request: Request, user: BaseUser, said: str | None, refused: str | None) -> dict:
@@ -405,10 +444,13 @@ def _write_off_state(item: BreakItems) -> str | None:
 
 
 def _adjustment(item: BreakItems, unit: Unit | None) -> str | None:
-    """The amount a write-off of the open break would post, as money; None when resolved."""
+    """The amount a write-off of the open break would post, as money; None when resolved or
+    when there is nothing to adjust (a duplicate: the write-off resolves it at once)."""
     if item.status != "open":
         return None
     amount = adjustment_amount(item.reason, item.statement_amount, item.ledger_amount)
+    if amount == 0:
+        return None
     return money_text(amount, unit) if amount < 0 else "+" + money_text(amount, unit)
 
 

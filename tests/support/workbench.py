@@ -14,6 +14,7 @@ breaks by (reason, reference or request).
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import secrets
@@ -238,3 +239,21 @@ def served_workbench(database_url: str, work: Path) -> Iterator[Workbench]:
         server.terminate()
         server.wait(timeout=30)
         engine.dispose()
+
+
+def section(page: str, label: str) -> str | None:
+    """The markup of the page's section `label` (its `aria-label`), or None if it has none."""
+    found = re.search(rf'<section aria-label="{re.escape(label)}">(.*?)</section>', page, re.DOTALL)
+    return found[1] if found else None
+
+
+def shown_text(markup: str) -> str:
+    """Markup as a person reads it: tags dropped, entities read, white space made one."""
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", markup)).split())
+
+
+def offered(markup: str) -> set[int]:
+    """The breaks a form's ticks offer (`break_id` check boxes)."""
+    return {
+        int(value) for value in re.findall(r'type="checkbox" name="break_id" value="(\d+)"', markup)
+    }

@@ -123,6 +123,28 @@ def break_items(engine: Engine, break_id: int) -> BreakItems | None:
     return BreakItems(*rows[0]) if rows else None
 
 
+@dataclass(frozen=True)
+class Movement:
+    """A ledger movement: one change of a row by an applied event, and where it was committed."""
+
+    batch_id: int
+    change_position: int
+    change_seq: int
+    request_id: str
+    table_name: str
+    row_key: str
+    stream: str | None
+    committed_at: datetime | None
+    ledger_amount: int
+
+
+def settling_movements(engine: Engine, break_id: int) -> tuple[Movement, ...]:
+    """The movements the match that resolved the break holds besides its own (a settled
+    write-off's adjustment, a partner matched with it); none for an open break."""
+    rows = _rows(engine, "queue/settling_movements", {"break_id": break_id})
+    return tuple(Movement(*row) for row in rows)
+
+
 def match_candidates(engine: Engine, item: BreakItems) -> tuple[QueuedBreak, ...]:
     """The other open breaks of `item`'s source and account, oldest first: those it may be
     matched with by hand (the match itself checks the rest)."""
