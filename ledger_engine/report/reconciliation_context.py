@@ -197,7 +197,8 @@ class ReconciliationContext:
     ages: list[tuple[str, int]]  # (bucket label, open breaks)
     open_breaks: int
     opened: int
-    closed: int
+    closed: int  # written off included
+    written_off: int  # of those closed, the write-offs settled
     oldest: list[BreakView]
     drift: list[DriftView]
     drift_accounts: int
@@ -242,6 +243,7 @@ def reconciliation_context(
         open_breaks=sum(r.open for r in reasons),
         opened=sum(r.breaks_opened for r in view.runs),
         closed=sum(r.breaks_closed for r in view.runs),
+        written_off=sum(r.written_off for r in view.runs),
         oldest=[BreakView(b, units.get(b.source), reason_words(b.reason)) for b in view.oldest],
         drift=[DriftView(d, units.get(d.source)) for d in view.drift],
         drift_accounts=view.drift_accounts,
@@ -291,6 +293,7 @@ def reconciliation_summary(page: ReconciliationContext, run_ids: Sequence[int]) 
         "open_breaks": page.open_breaks,
         "breaks_opened": page.opened,
         "breaks_closed": page.closed,
+        "written_off": page.written_off,
     }
 
 
@@ -310,6 +313,7 @@ class ReconciliationIndexRow:
     open_breaks: Any  # as read from the file: a count, or anything else (shown as "—")
     opened: Any
     closed: Any
+    written_off: Any  # of those closed; absent from a summary written before it was kept
     written_by: str
     anchor: str  # the row's id, which its page links to
     audits: LinkList  # the audit pages of the batches it read
@@ -340,6 +344,7 @@ def _index_row(page: Path, summary: Mapping[str, Any], audits: LinkList) -> Reco
         open_breaks=summary.get("open_breaks"),
         opened=summary.get("breaks_opened"),
         closed=summary.get("breaks_closed"),
+        written_off=summary.get("written_off"),
         written_by=written_by_text(summary),
         anchor=row_id(page),
         audits=audits,

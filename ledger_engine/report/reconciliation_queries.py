@@ -55,9 +55,10 @@ class RunRow:
     ledger_items: int
     matches: int
     breaks_opened: int
-    breaks_closed: int
+    breaks_closed: int  # those written off included
     statement_matched: int  # statement entries its matches took
     ledger_matched: int  # ledger changes its matches took
+    written_off: int  # of the breaks it closed, the write-offs it settled
     files: tuple[StatementFile, ...]  # the statement files it considered anew
 
 

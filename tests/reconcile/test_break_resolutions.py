@@ -10,8 +10,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 
+from ledger_engine.core.money import Unit
 from ledger_engine.errors import ResolutionRefused
 from ledger_engine.reconcile.matching import (
     AMOUNT_MISMATCH,
@@ -26,9 +27,13 @@ from ledger_engine.reconcile.run import reconcile
 from ledger_engine.reconcile.sources import Sources, WriteOffStream
 from ledger_engine.reconcile.statement_inbox import land_statement
 from ledger_engine.reconcile.storage.resolutions import break_history
+from ledger_engine.report.provenance import Provenance
+from ledger_engine.report.reconciliation import write_reconciliation_page
+from ledger_engine.store.migrations import migrate
 from tests.support.bank import deposit, transfer
 from tests.support.database import rows
 from tests.support.events import event_file
+from tests.support.html_page import read_page
 from tests.support.reconcile import csv_source
 
 RULE = Rule(
@@ -211,6 +216,60 @@ def test_a_write_off_posts_an_adjusting_event_that_the_next_run_settles(
     ]
     # Settled for good: the adjustment is matched, not a new break, and a rerun adds nothing.
     assert run(reconciled, tmp_path).record.breaks_opened == 0
+
+
+def test_settled_write_offs_count_as_closed_breaks_in_the_run_its_page_and_the_index(
+    reconciled: Engine, commit_files, tmp_path
+):
+    inbox = tmp_path / "inbox"
+    for reason in (MISSING_IN_LEDGER, MISSING_IN_STATEMENT):
+        write_off(reconciled, SOURCES, inbox, break_of(reconciled, reason), who=WHO, note=NOTE)
+    commit_landed(reconciled, commit_files, inbox, 1)
+
+    part = run(reconciled, tmp_path)
+
+    assert part.record is not None and part.record.written_off == 2
+    [(closed,)] = rows(
+        reconciled,
+        "SELECT breaks_closed FROM ledger_recon_runs WHERE run_id = :id",
+        id=part.record.run_id,
+    )
+    settled = rows(
+        reconciled,
+        "SELECT count(*) FROM ledger_recon_break_history WHERE action = 'written_off'"
+        " AND run_id = :id",
+        id=part.record.run_id,
+    )
+    assert (closed, settled) == (2, [(2,)])
+    written_by = Provenance.from_command("ledger reconcile", host="host", user="pytest")
+    page = read_page(
+        write_reconciliation_page(
+            tmp_path / "reports",
+            reconciled,
+            [part.record.run_id],
+            written_by=written_by,
+            money={"bank": Unit("EUR", 2)},
+        )
+    )
+    assert "breaks closed 2 of which 2 written off" in page.text
+    [shown] = page.body_rows("runs")
+    assert shown[-1] == "2 (2 written off)"
+    index = read_page(tmp_path / "reports" / "index.html")
+    assert index.body_rows("reconciliations")[0][6] == "2 (2 written off)"
+
+    # A run recorded before the count was right (it left its write-offs out) is made right by
+    # its migration, from the breaks' history.
+    with reconciled.begin() as conn:
+        conn.execute(
+            text("UPDATE ledger_recon_runs SET breaks_closed = 0 WHERE run_id = :id"),
+            {"id": part.record.run_id},
+        )
+        conn.execute(text("DELETE FROM ledger_schema_migrations WHERE version = '0027'"))
+    assert migrate(reconciled) == ["0027"]
+    assert rows(
+        reconciled,
+        "SELECT run_id, breaks_closed FROM ledger_recon_runs ORDER BY run_id",
+    ) == [(part.record.run_id - 1, 0), (part.record.run_id, 2)]
 
 
 def test_a_rejected_adjustment_leaves_the_break_open_and_a_new_write_off_posts_anew(

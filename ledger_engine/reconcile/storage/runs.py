@@ -284,7 +284,9 @@ def record_run(
                 len(scope.ledger_items),
                 len(outcome.matches),
                 len(plan.opening),
-                len(plan.closing),
+                # Every break the run closes: those no longer holding and the write-offs it
+                # settles (written off by a person, closed by this run).
+                len(plan.closing) + len(settlements),
                 who,
                 started_at,
                 scope.start.batch,
