@@ -36,6 +36,25 @@
     for (const step of [1, 2, 2.5, 5, 10]) if (step * power >= value) return step * power;
     return 10 * power;
   }
+  // The points the throughput axis names: every one where their labels fit side by side;
+  // else every k-th from the first, k the smallest round step (1, 2, 5, 10, 20, 50, ...)
+  // that leaves a label's width between them; and always the last, for which the one before
+  // it gives way when the two would touch. `step`: the room between two points.
+  function labelled(points, step) {
+    const room = 7 * Math.max(...points.map((p) => String(p.first).length)) + 8;
+    let k = 1;
+    for (let power = 1; k * step < room; power *= 10) {
+      k = [1, 2, 5, 10].map((m) => m * power).find((s) => s * step >= room) || 10 * power;
+    }
+    const named = [];
+    for (let i = 0; i < points.length; i += k) named.push(i);
+    const last = points.length - 1;
+    if (named[named.length - 1] !== last) {
+      if (named.length > 1 && (last - named[named.length - 1]) * step < room) named.pop();
+      named.push(last);
+    }
+    return named;
+  }
   const span = (p) => (p.first === p.last ? `batch ${p.first}` : `batches ${p.first}-${p.last}`);
 
   function drawThroughput(box, points) {
@@ -53,9 +72,7 @@
       const tick = { x: L - 8, y: y(v) + 4, "text-anchor": "end", class: "axis" };
       node("text", tick, svg, fmt(v, top));
     }
-    const ticks = new Set([0, shown.length - 1]);
-    for (let k = 1; k < 5; k++) ticks.add(Math.round((k * (shown.length - 1)) / 5));
-    for (const i of ticks) {
+    for (const i of labelled(shown, step || W)) {
       node("text", { x: x(i), y: H - B + 18, "text-anchor": "middle", class: "axis" }, svg,
         String(shown[i].first));
     }

@@ -1,0 +1,173 @@
+"""How a page is laid out in a real browser: headless Chromium (Debian's, driven by Playwright,
+which downloads nothing) opens a page in a window of a given width and measures what a person
+would see: whether anything scrolls sideways, whether a box cuts its text off, on how many
+lines a cell's text is set, which labels a chart's axis carries, and the styles computed for
+an element.
+
+    with chromium() as browser:
+        shown = open_page(browser, path, width=800)
+        assert sideways(shown) == []
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from tests.support.browser import CHROMIUM
+
+# Window widths people use: a laptop with Airflow's side bar and a half screen, and a desktop.
+NARROW, WIDE = 800, 1440
+
+
+@contextlib.contextmanager
+def chromium() -> Iterator[Browser]:
+    """Headless Chromium, closed at the end."""
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (scripts/test.sh does)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def open_page(browser: Browser, path: Path, width: int, *, dark: bool = False) -> Page:
+    """`path` shown in a window `width` pixels wide (900 high), its scripts run, in the light
+    or the dark colour scheme. The caller closes it (`page.context.close()`)."""
+    context = browser.new_context(
+        viewport={"width": width, "height": 900}, color_scheme="dark" if dark else "light"
+    )
+    page = context.new_page()
+    page.goto(path.as_uri())
+    page.wait_for_load_state("load")
+    return page
+
+
+# What is wider than its box: the document itself (`document`), each box that cuts its content
+# off (overflow hidden or clip, or an ellipsis: `clipping`), each box with a scroll bar of its
+# own (overflow auto or scroll: `scrolling`).
+_WIDER = """() => {
+  const name = (e) => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "")
+    + (typeof e.className === "string" && e.className
+       ? "." + e.className.split(" ").join(".") : "");
+  const found = { document: [], clipping: [], scrolling: [] };
+  const root = document.documentElement;
+  if (root.scrollWidth > root.clientWidth)
+    found.document.push(`the document: ${root.scrollWidth} px wide in ${root.clientWidth}`);
+  for (const e of document.body.querySelectorAll("*")) {
+    const style = getComputedStyle(e);
+    if (style.display === "none" || style.display === "inline") continue;
+    if (e.scrollWidth <= e.clientWidth + 1) continue;
+    const what = `${name(e)}: ${e.scrollWidth} px in ${e.clientWidth}`;
+    if (["auto", "scroll"].includes(style.overflowX)) found.scrolling.push(what);
+    else if (style.overflowX !== "visible" || style.textOverflow === "ellipsis")
+      found.clipping.push(what);
+  }
+  return found;
+}"""
+
+
+def sideways(page: Page) -> list[str]:
+    """What makes a person scroll `page` sideways or hides part of it: the document wider than
+    the window, a box that cuts its content off (one line each; none: all of it fits)."""
+    wider = page.evaluate(_WIDER)
+    return wider["document"] + wider["clipping"]
+
+
+def scrolling_boxes(page: Page) -> list[str]:
+    """The boxes of `page` that scroll sideways on their own (a table wider than its place),
+    one line each."""
+    return page.evaluate(_WIDER)["scrolling"]
+
+
+# Each element matching the selector whose content is wider than its box: its text runs
+# past its edge (into its neighbour, or hidden).
+_SPILLING = """(selector) => [...document.querySelectorAll(selector)]
+  .filter((e) => e.scrollWidth > e.clientWidth + 1)
+  .map((e) => `${e.textContent.trim()}: ${e.scrollWidth} px in ${e.clientWidth}`)"""
+
+
+def spilling(page: Page, selector: str) -> list[str]:
+    """The elements of `selector` whose content does not fit their width."""
+    return page.evaluate(_SPILLING, selector)
+
+
+# The lines each cell of a column (by its heading) is set on: the distinct tops of its text's
+# line boxes.
+_COLUMN_LINES = """(heading) => {
+  const lines = (cell) => {
+    const range = document.createRange();
+    range.selectNodeContents(cell);
+    const tops = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+    return tops.size;
+  };
+  const found = [];
+  for (const table of document.querySelectorAll("table")) {
+    const heads = [...table.querySelectorAll("thead th")];
+    const at = heads.findIndex((th) => th.textContent.trim().toLowerCase() === heading);
+    if (at < 0) continue;
+    for (const row of table.querySelectorAll("tbody tr")) {
+      const cell = row.children[at];
+      if (cell && cell.textContent.trim())
+        found.push([table.id || table.getAttribute("aria-label") || "table",
+                    cell.textContent.trim(), lines(cell)]);
+    }
+  }
+  return found;
+}"""
+
+
+def column_lines(page: Page, heading: str) -> list[tuple[str, str, int]]:
+    """(table, text, lines) for each cell of each table's column headed `heading` (any case)."""
+    return [tuple(row) for row in page.evaluate(_COLUMN_LINES, heading.lower())]
+
+
+# The numbers a chart draws under its plot: text whose top is below every point drawn.
+_AXIS_LABELS = """(box) => {
+  const chart = document.getElementById(box);
+  const marks = [...chart.querySelectorAll("line, circle, polyline, rect")];
+  const bottom = Math.max(...marks.map((m) => m.getBoundingClientRect().bottom));
+  return [...chart.querySelectorAll("text")]
+    .filter((t) => /^[0-9][0-9,]*$/.test(t.textContent.trim()))
+    .filter((t) => t.getBoundingClientRect().top > bottom)
+    .map((t) => t.textContent.trim());
+}"""
+
+
+def axis_labels(page: Page, chart: str) -> list[str]:
+    """The numbers the chart `chart` (its box's id) labels its horizontal axis with."""
+    return page.evaluate(_AXIS_LABELS, chart)
+
+
+def computed(page: Page, selector: str, prop: str) -> str:
+    """The computed value of CSS property `prop` of the first element of `selector`."""
+    style = "(e, p) => getComputedStyle(e).getPropertyValue(p)"
+    return page.eval_on_selector(selector, style, prop)
+
+
+def as_computed(page: Page, prop: str, value: str) -> str:
+    """`value` of CSS property `prop` as the browser computes it (so that two ways of writing
+    one colour or one font list compare equal)."""
+    return page.evaluate(
+        """([prop, value]) => {
+          const probe = document.createElement("span");
+          probe.style.setProperty(prop, value);
+          document.body.appendChild(probe);
+          const found = getComputedStyle(probe).getPropertyValue(prop);
+          probe.remove();
+          return found;
+        }""",
+        [prop, value],
+    )
+
+
+def computed_all(page: Page, selector: str, prop: str) -> set[str]:
+    """The computed values of CSS property `prop` over every element of `selector`."""
+    style = "(found, p) => found.map((e) => getComputedStyle(e).getPropertyValue(p))"
+    return set(page.eval_on_selector_all(selector, style, prop))
