@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import pytest
@@ -489,17 +490,23 @@ def test_the_generator_retries_reuse_request_ids_with_same_and_different_payload
 
 
 @pytest.mark.parametrize(
-    "kwargs",
+    ("kwargs", "refusal"),
     [
-        {"count": -1},
-        {"count": 10, "accounts": 0},
-        {"count": 10, "bad_fraction": -0.1},
-        {"count": 10, "duplicate_fraction": 1.5},
-        {"count": 10, "bad_fraction": 0.6, "duplicate_fraction": 0.6},
+        ({"count": -1}, "count must be >= 0, got -1"),
+        ({"count": 10, "accounts": 0}, "accounts must be >= 1, got 0"),
+        ({"count": 10, "bad_fraction": -0.1}, "bad_fraction must be between 0 and 1, got -0.1"),
+        (
+            {"count": 10, "duplicate_fraction": 1.5},
+            "duplicate_fraction must be between 0 and 1, got 1.5",
+        ),
+        (
+            {"count": 10, "bad_fraction": 0.6, "duplicate_fraction": 0.6},
+            "bad_fraction + duplicate_fraction must not exceed 1",
+        ),
     ],
 )
-def test_the_generator_refuses_impossible_arguments(kwargs):
-    with pytest.raises(ValueError):
+def test_the_generator_refuses_impossible_arguments(kwargs, refusal):
+    with pytest.raises(ValueError, match=f"^{re.escape(refusal)}$"):
         generate_events(**kwargs)
 
 

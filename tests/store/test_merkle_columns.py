@@ -10,6 +10,7 @@ keys repeated, text columns of each Arrow string type, and columns in several ch
 from __future__ import annotations
 
 import itertools
+import re
 
 import pyarrow as pa
 import pytest
@@ -114,20 +115,32 @@ def test_a_row_absent_before_and_after_still_names_its_bucket() -> None:
 
 
 @pytest.mark.parametrize(
-    ("keys", "values"),
+    ("keys", "values", "refusal"),
     [
-        (pa.array(["a"]), pa.array([b"\x80\x04K\x01."], pa.binary())),  # a pickle
-        (pa.array(["a"]), pa.array([1.5])),
-        (pa.array(["a"]), pa.array([1], pa.int32())),
-        (pa.array([b"a"], pa.binary()), pa.array([1])),
-        (pa.array([1.0]), pa.array([1])),
+        (
+            pa.array(["a"]),
+            pa.array([b"\x80\x04K\x01."], pa.binary()),  # a pickle
+            "before must be an int64 or string column, not binary",
+        ),
+        (pa.array(["a"]), pa.array([1.5]), "before must be an int64 or string column, not double"),
+        (
+            pa.array(["a"]),
+            pa.array([1], pa.int32()),
+            "before must be an int64 or string column, not int32",
+        ),
+        (
+            pa.array([b"a"], pa.binary()),
+            pa.array([1]),
+            "keys must be a string or int64 column, not binary",
+        ),
+        (pa.array([1.0]), pa.array([1]), "keys must be a string or int64 column, not double"),
     ],
 )
-def test_columns_of_other_types_are_refused(keys: pa.Array, values: pa.Array) -> None:
+def test_columns_of_other_types_are_refused(keys: pa.Array, values: pa.Array, refusal: str) -> None:
     """Keys other than text or int64, and values other than text, int64 or null, are a
     TypeError: their Python values may not be what the caller means (pickles, say), so they
     are the caller's to decode and give to `bucket_deltas`."""
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=f"^{re.escape(refusal)}$"):
         bucket_deltas_of_columns(keys, values, values)
 
 
