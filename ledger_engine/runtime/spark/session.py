@@ -123,6 +123,12 @@ def session_conf(
     )
     if compiler:
         conf.set("spark.executor.extraJavaOptions", " ".join(compiler))
+    elif _QUICK_JIT in (inherited := (conf.get("spark.executor.extraJavaOptions") or "").split()):
+        # Made while a JVM runs, the configuration starts from that JVM's settings: those of a
+        # quick session started before in this process would hold a cluster's executors at
+        # the quick compiler. Their other options stay as the defaults have them.
+        kept = " ".join(option for option in inherited if option != _QUICK_JIT)
+        conf.set("spark.executor.extraJavaOptions", kept)
     return conf
 
 
