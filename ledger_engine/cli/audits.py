@@ -5,17 +5,24 @@ audit that `ledger run --audit` and `ledger demo` run after their batches."""
 from __future__ import annotations
 
 import argparse
+import json
 import webbrowser
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.markup import escape
 from rich.table import Table
 
 from ledger_engine.apps import load_ledger
-from ledger_engine.cli.output import console, progress
-from ledger_engine.cli.parsing import Commands
+from ledger_engine.cli.output import console, progress, say
+from ledger_engine.cli.parsing import Commands, add_json_option
 from ledger_engine.config import Settings
 from ledger_engine.core.stopwatch import Stopwatch
 from ledger_engine.faults import FaultSwitch
+
+if TYPE_CHECKING:
+    from ledger_engine.audit.findings import AuditReport
 
 
 def provenance(command: str):
@@ -33,25 +40,70 @@ def batches_added(report):
     return RunBatches(BatchSpan.covering(b.batch_id for b in report.batches if b.committed))
 
 
+@dataclass(frozen=True)
+class Audited:
+    """An audit run (`report`), or none where a batch audit found nothing new since the last
+    passing audit (`report` None, `since` the batch it reached); the page to read either way."""
+
+    report: AuditReport | None
+    page: Path | None
+    since: int | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.report is None or self.report.passed
+
+
 def run_audit(settings: Settings, written_by, full: bool = False, ledger=None, run=None):
     """The batch audit (the batches since the last passing audit), or the full audit, of
     `ledger` (default: built once, from the settings, for the whole audit); its page says it
-    was `written_by` this command, and which batches the pipeline `run` before it added."""
+    was `written_by` this command, and which batches the pipeline `run` before it added. A
+    batch audit with no batch since the last passing one runs nothing and writes no page: the
+    last page stands (an `Audited` without a report)."""
     from ledger_engine.tasks.audit_runs import run_audits
 
+    ledger = ledger or load_ledger(settings.app)
+    if not full:
+        unchanged = _nothing_new(settings, ledger)
+        if unchanged is not None:
+            return unchanged
     what = "full audit" if full else "batch audit"
     faults = FaultSwitch.from_setting(settings.fault)
     with console.status(f"running the {what}: Merkle trees, hash chain, Great Expectations"):
-        return run_audits(
+        report, page = run_audits(
             settings, ledger=ledger, faults=faults, full=full, written_by=written_by, run=run
         )
+    return Audited(report, page)
 
 
-def print_audit(report, page) -> None:
+def _nothing_new(settings: Settings, ledger) -> Audited | None:
+    """The last audit's page, where no batch was committed since the last passing audit and
+    there is a page to show; None where the batch audit has work."""
+    from ledger_engine.audit.findings import BATCHES
+    from ledger_engine.audit.scope import read_scope
+    from ledger_engine.report import latest_report
+    from ledger_engine.store.database import open_store
+
+    engine = open_store(settings, ledger)
+    try:
+        scope = read_scope(engine, BATCHES)
+    finally:
+        engine.dispose()
+    page = latest_report(settings.reports)
+    if not scope.empty or scope.last_batch < 0 or page is None:
+        return None
+    return Audited(None, page, since=scope.last_batch)
+
+
+def print_audit(audited: Audited) -> None:
     """An audit's scope, a table of its checks with each one's first finding, and the paths
-    of its page and of the Great Expectations Data Docs it links."""
+    of its page and of the Great Expectations Data Docs it links; or that there was nothing
+    new to audit."""
+    report, page = audited.report, audited.page
+    if report is None:
+        return
     if report.scope is not None:
-        console.print(escape(report.scope.describe()), soft_wrap=True)
+        say(report.scope.describe())
     table = Table(title="Audits")
     table.add_column("suite")
     table.add_column("check")
@@ -59,21 +111,65 @@ def print_audit(report, page) -> None:
     table.add_column("first finding")
     for check in report.checks:
         outcome = "[green]passed" if check.passed else "[red]FAILED"
-        table.add_row(check.suite, check.name, outcome, check.findings[0] if check.findings else "")
+        first = escape(check.findings[0]) if check.findings else ""
+        table.add_row(escape(check.suite), escape(check.name), outcome, first)
     console.print(table)
-    console.print(f"audit report: {page}")
-    links = {c.link for c in report.checks if c.link}
-    for link in sorted(links):
-        console.print(f"Great Expectations Data Docs: {link}")
+    say(f"audit report: {page}")
+    for link in sorted({c.link for c in report.checks if c.link}):
+        say(f"Great Expectations Data Docs: {link}")
+
+
+def audit_verdict(audited: Audited) -> str:
+    """The audit in one line, for the end of what a command printed: passed or failed, of how
+    many checks, over which batches, and its page."""
+    report = audited.report
+    if report is None:
+        return f"audit: nothing new since batch {audited.since}; report: {audited.page}"
+    over = f" ({report.scope.describe()})" if report.scope is not None else ""
+    if report.passed:
+        return f"audit passed: every check of {len(report.checks)}{over}; report: {audited.page}"
+    failed = len(report.failures())
+    return f"audit FAILED: {failed} of {len(report.checks)} checks{over}; report: {audited.page}"
+
+
+def audit_json(audited: Audited) -> dict:
+    """An audit for --json: its verdict, its checks and its page."""
+    report = audited.report
+    checks = [] if report is None else [check_json(c) for c in report.checks]
+    scope = None if report is None or report.scope is None else report.scope.describe()
+    return {
+        "passed": audited.passed,
+        "nothing_new": report is None,
+        "since_batch": audited.since,
+        "scope": scope,
+        "checks": checks,
+        "report": str(audited.page) if audited.page is not None else None,
+        "data_docs": sorted({c.link for c in report.checks if c.link}) if report else [],
+    }
+
+
+def check_json(check) -> dict:
+    """One check for --json."""
+    return {
+        "suite": check.suite,
+        "name": check.name,
+        "passed": check.passed,
+        "findings": list(check.findings),
+    }
 
 
 def cmd_audit(settings: Settings, args: argparse.Namespace) -> int:
     """Audit the batches committed since the last passing audit (with --full: the whole
-    ledger); exit 1 if any check fails."""
+    ledger); exit 1 if any check fails. With nothing new since the last passing audit, say so
+    and name its page (no new page)."""
     command = "ledger audit --full" if args.full else "ledger audit"
-    report, page = run_audit(settings, provenance(command), full=args.full)
-    print_audit(report, page)
-    return 0 if report.passed else 1
+    audited = run_audit(settings, provenance(command), full=args.full)
+    if args.json:
+        say(json.dumps(audit_json(audited)))
+    else:
+        print_audit(audited)
+        say(audit_verdict(audited))
+    return 0 if audited.passed else 1
 
 
 def cmd_verify(settings: Settings, args: argparse.Namespace) -> int:
@@ -93,6 +189,11 @@ def cmd_verify(settings: Settings, args: argparse.Namespace) -> int:
             checks += _replay(engine, ledger)
     finally:
         engine.dispose()
+    if args.json:
+        passed = bool(checks) and all(c.passed for c in checks)
+        answer = {"passed": passed, "checks": [check_json(c) for c in checks]}
+        say(json.dumps(answer | {"seconds": round(watch.elapsed(), 3)}))
+        return 0 if passed else 1
     return _print_checks(checks, watch.elapsed())
 
 
@@ -150,6 +251,7 @@ def add_audit_parser(commands: Commands) -> None:
         action="store_true",
         help="the full audit: every Merkle tree recomputed and the whole-ledger suite",
     )
+    add_json_option(audit)
     audit.set_defaults(handler=cmd_audit)
 
 
@@ -159,6 +261,7 @@ def add_verify_parser(commands: Commands) -> None:
     verify.add_argument(
         "--replay", action="store_true", help="also re-execute the stored event log and compare"
     )
+    add_json_option(verify)
     verify.set_defaults(handler=cmd_verify)
 
 

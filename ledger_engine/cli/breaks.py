@@ -4,14 +4,16 @@ hand, writing one off (an adjusting event through the ledger), and a break's his
 from __future__ import annotations
 
 import argparse
+import json
 from datetime import UTC, datetime
 
 from rich import box
 from rich.table import Table
 
 from ledger_engine.apps import load_ledger
-from ledger_engine.cli.output import console, utc
-from ledger_engine.cli.parsing import Commands
+from ledger_engine.cli.amounts import amount_json
+from ledger_engine.cli.output import console, say, utc
+from ledger_engine.cli.parsing import Commands, add_json_option
 from ledger_engine.cli.reconciliation import who
 from ledger_engine.config import Settings
 from ledger_engine.core.money import Unit, money_text
@@ -29,11 +31,11 @@ def cmd_breaks(settings: Settings, args: argparse.Namespace) -> int:
     if action == "write-off":
         return _resolve_breaks(settings, args, match=False)
     if action == "history":
-        return _break_history(settings, args.break_id)
-    return _list_breaks(settings)
+        return _break_history(settings, args.break_id, as_json=args.json)
+    return _list_breaks(settings, as_json=args.json)
 
 
-def _list_breaks(settings: Settings) -> int:
+def _list_breaks(settings: Settings, *, as_json: bool = False) -> int:
     """The open breaks, oldest first, a table per source, amounts as money in the source's
     unit (from its declaration; integers where none is declared), narrow enough for a
     terminal of 80 columns; the write-offs posted and not yet settled under it."""
@@ -48,6 +50,9 @@ def _list_breaks(settings: Settings) -> int:
     finally:
         engine.dispose()
     units = _source_units(settings)
+    if as_json:
+        say(json.dumps({"open_breaks": [_break_json(row, units.get(row.source)) for row in found]}))
+        return 1 if found else 0
     now = datetime.now(UTC)
     console.print(f"Open breaks: {len(found)}", markup=False)
     for source in dict.fromkeys(row.source for row in found):
@@ -76,6 +81,26 @@ def _list_breaks(settings: Settings) -> int:
                 markup=False,
             )
     return 1 if found else 0
+
+
+def _break_json(row, unit: Unit | None) -> dict:
+    """An open break for --json: its amounts as exact decimals in its source's unit."""
+
+    def amount(units: int | None) -> dict | None:
+        return None if units is None else amount_json(units, unit)
+
+    return {
+        "break_id": row.break_id,
+        "source": row.source,
+        "reason": row.reason,
+        "account": row.account,
+        "statement_amount": amount(row.statement_amount),
+        "ledger_amount": amount(row.ledger_amount),
+        "reference": row.statement_reference,
+        "request_id": row.request_id,
+        "opened_at": row.opened_at.isoformat(),
+        "write_off_request_id": row.write_off_request_id,
+    }
 
 
 def _source_units(settings: Settings) -> dict[str, Unit]:
@@ -141,7 +166,7 @@ def _resolve_breaks(settings: Settings, args: argparse.Namespace, *, match: bool
     return 0
 
 
-def _break_history(settings: Settings, break_id: int) -> int:
+def _break_history(settings: Settings, break_id: int, *, as_json: bool = False) -> int:
     from ledger_engine.reconcile.storage.resolutions import break_history
     from ledger_engine.store.database import open_store
 
@@ -150,6 +175,9 @@ def _break_history(settings: Settings, break_id: int) -> int:
         steps = break_history(engine, break_id)
     finally:
         engine.dispose()
+    if as_json:
+        say(json.dumps({"break_id": break_id, "steps": [_step_json(step) for step in steps]}))
+        return 0 if steps else 1
     if not steps:
         console.print(f"no break {break_id}", markup=False)
         return 1
@@ -165,6 +193,19 @@ def _break_history(settings: Settings, break_id: int) -> int:
     return 0
 
 
+def _step_json(step) -> dict:
+    return {
+        "step": step.seq,
+        "action": step.action,
+        "who": step.who,
+        "at": step.at.isoformat(),
+        "note": step.note,
+        "run_id": step.run_id,
+        "match_id": step.match_id,
+        "request_id": step.request_id,
+    }
+
+
 # -- the parser -------------------------------------------------------------------------------
 
 
@@ -172,6 +213,7 @@ def add_breaks_parser(commands: Commands) -> None:
     """`ledger breaks [match BREAK_ID... | write-off BREAK_ID | history BREAK_ID]`."""
     breaks = commands.add_parser("breaks", help=cmd_breaks.__doc__)
     breaks.set_defaults(handler=cmd_breaks)
+    add_json_option(breaks)
     actions = breaks.add_subparsers(dest="breaks_action", metavar="ACTION")
     matched = actions.add_parser("match", help="match open breaks' items by hand")
     matched.add_argument("break_ids", type=int, nargs="+", metavar="BREAK_ID")
@@ -184,3 +226,4 @@ def add_breaks_parser(commands: Commands) -> None:
         resolving.add_argument("--who", help="who decides (default: user@host)")
     history = actions.add_parser("history", help="every change of a break's state")
     history.add_argument("break_id", type=int)
+    add_json_option(history)

@@ -8,9 +8,22 @@ from datetime import UTC, datetime
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-console = Console()
+# Output that is no terminal (a log, a pipe, a script) has no width to fit: nothing is wrapped
+# or cut there (a long line, an address, a table's note arrive whole). A terminal wraps at its
+# width, as a person reading it expects.
+UNWRAPPED = 100_000
+
+
+def _console(*, stderr: bool = False) -> Console:
+    shown = Console(stderr=stderr)
+    if shown.is_terminal:
+        return shown
+    return Console(stderr=stderr, width=UNWRAPPED, soft_wrap=True)
+
+
+console = _console()
 # What failed, for a person: on stderr, so that a script reading stdout (--json) is not misled.
-errors = Console(stderr=True)
+errors = _console(stderr=True)
 
 
 def say(text: str, style: str | None = None) -> None:

@@ -11,8 +11,14 @@ from datetime import UTC, datetime
 from rich.table import Table
 
 from ledger_engine.apps import load_ledger
-from ledger_engine.cli.audits import batches_added, print_audit, provenance, run_audit
-from ledger_engine.cli.output import console, progress
+from ledger_engine.cli.audits import (
+    audit_verdict,
+    batches_added,
+    print_audit,
+    provenance,
+    run_audit,
+)
+from ledger_engine.cli.output import console, progress, say
 from ledger_engine.cli.parsing import Commands, positive
 from ledger_engine.cli.preflight import check_connection
 from ledger_engine.cli.reconciliation import demo_reconciliation
@@ -113,9 +119,10 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     if not args.audit:
         return 0
     written_by = provenance("ledger run --audit")
-    audit_report, page = run_audit(settings, written_by, run=batches_added(report))
-    print_audit(audit_report, page)
-    return 0 if audit_report.passed else 1
+    audited = run_audit(settings, written_by, run=batches_added(report))
+    print_audit(audited)
+    say(audit_verdict(audited))
+    return 0 if audited.passed else 1
 
 
 def cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
@@ -146,14 +153,23 @@ def cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
         _print_run(run_report)
         written_by = provenance("ledger demo")  # its audit page and its reconciliation page
         added = batches_added(run_report)
-        audit_report, page = run_audit(settings, written_by, ledger=ledger, run=added)
-        print_audit(audit_report, page)
+        audited = run_audit(settings, written_by, ledger=ledger, run=added)
+        print_audit(audited)
         demo_reconciliation(settings, ledger, written_by, spark)
     finally:
         spark.stop()
-    console.print(f"demo finished in {watch.elapsed():.1f} s")
     _print_next_steps(ledger)
-    return 0 if audit_report.passed else 1
+    say(_demo_verdict(run_report, audited, watch.elapsed()))
+    return 0 if audited.passed else 1
+
+
+def _demo_verdict(run_report, audited, seconds: float) -> str:
+    """The demo in one line, its last: what it committed and the audit's verdict."""
+    committed = sum(1 for b in run_report.batches if b.committed)
+    return (
+        f"demo {'passed' if audited.passed else 'FAILED'} in {seconds:.1f} s: "
+        f"{run_report.total('ingested')} events in {committed} batches; {audit_verdict(audited)}"
+    )
 
 
 def _spark_session(settings: Settings):

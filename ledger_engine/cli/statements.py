@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-from dataclasses import fields, replace
+import json
+from dataclasses import asdict, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from ledger_engine.apps import load_ledger
 from ledger_engine.cli.output import say
-from ledger_engine.cli.parsing import Commands, positive
+from ledger_engine.cli.parsing import Commands, add_json_option, positive
 from ledger_engine.config import Settings
 from ledger_engine.errors import NoSampleStatement, SourcesError
 from ledger_engine.landing.files import land_whole
@@ -80,6 +81,8 @@ def cmd_statements(settings: Settings, args: argparse.Namespace) -> int:
         return 2
     action = getattr(args, "statements_action", None)
     if action is None:
+        if args.json:
+            return _list_json(settings, ledger, sources, args.limit)
         return _list(settings, ledger, sources, args.limit)
     source = sources.sources.get(args.source)
     if source is None:
@@ -114,6 +117,36 @@ def _list(settings: Settings, ledger, sources, limit: int) -> int:
                 say(f"  {landing.file_name}: {_outcome(landing)}")
     finally:
         engine.dispose()
+    return 0
+
+
+def _list_json(settings: Settings, ledger, sources, limit: int) -> int:
+    """`ledger statements --json`: each source, its inbox, its counts, the files waiting and
+    the last `limit` files landed."""
+    from ledger_engine.reconcile.statement_inbox import inbox_folder, waiting_files
+    from ledger_engine.reconcile.storage.statements import landing_counts, landings
+    from ledger_engine.store.database import open_store
+
+    engine = open_store(settings, ledger)
+    try:
+        listed = [
+            {
+                "name": name,
+                "format": source.format,
+                "table": source.table,
+                "inbox": f"{inbox_folder(settings.statements, source)}/",
+                "counts": asdict(landing_counts(engine, name)),
+                "waiting": [p.name for p in waiting_files(engine, source, settings.statements)],
+                "files": [
+                    asdict(landing) | {"landed_at": landing.landed_at.isoformat()}
+                    for landing in landings(engine, name, limit)
+                ],
+            }
+            for name, source in sources.sources.items()
+        ]
+    finally:
+        engine.dispose()
+    say(json.dumps({"sources": listed}))
     return 0
 
 
@@ -243,6 +276,7 @@ def add_statements_parser(commands: Commands) -> None:
         "--limit", type=positive, default=LISTED_FILES, help="files listed per source, newest first"
     )
     statements.set_defaults(handler=cmd_statements)
+    add_json_option(statements)
     actions = statements.add_subparsers(dest="statements_action", metavar="ACTION")
     land = actions.add_parser(
         "land",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -116,3 +117,75 @@ def test_a_balance_answers_json_with_an_exact_decimal_and_its_unit(env):
         "key": "nobody",
         "found": False,
     }
+
+
+# --- point 12: whole lines and JSON for logs and scripts ---------------------------------------
+
+
+def test_open_breaks_answer_json_with_amounts_in_the_sources_unit(env):
+    found = answer(env, "breaks", status=1)  # open breaks: exit 1, as the table does
+    by_reason = {b["reason"]: b for b in found["open_breaks"]}
+    assert set(by_reason) == {"missing_in_ledger", "missing_in_statement"}
+    unknown = by_reason["missing_in_ledger"]
+    assert (unknown["source"], unknown["account"], unknown["reference"]) == (
+        "Main bank",
+        "alice",
+        "R9",
+    )
+    assert unknown["statement_amount"] == {"amount": "3.00", "unit": "EUR"}
+    assert unknown["ledger_amount"] is None
+    assert by_reason["missing_in_statement"]["ledger_amount"] == {"amount": "7.00", "unit": "EUR"}
+
+
+def test_a_long_line_arrives_whole_when_output_is_not_a_terminal(env):
+    [unknown] = [
+        b["break_id"]
+        for b in answer(env, "breaks", status=1)["open_breaks"]
+        if b["reason"] == "missing_in_ledger"
+    ]
+    note = LONG_NOTE.strip()
+    posted = run_ledger(env, "breaks", "write-off", str(unknown), "--note", note, "--who", "ana")
+    assert posted.returncode == 0, posted.stdout + posted.stderr
+
+    history = run_ledger(env, "breaks", "history", str(unknown))
+    assert history.returncode == 0, history.stderr
+    assert any(note in line for line in history.stdout.splitlines()), history.stdout
+    steps = answer(env, "breaks", "history", str(unknown))["steps"]
+    assert [s["action"] for s in steps][-1] == "write_off_posted"
+    assert (steps[-1]["who"], steps[-1]["note"]) == ("ana", note)
+
+
+def test_statements_answer_json_with_each_sources_files(env):
+    [source] = answer(env, "statements")["sources"]
+    assert (source["name"], source["format"], source["table"]) == ("Main bank", "csv", "accounts")
+    assert source["inbox"].endswith("/")
+    assert source["counts"]["loaded"] == 1 and source["waiting"] == []
+    [landed] = source["files"]
+    assert (landed["file_name"], landed["outcome"], landed["entries"]) == ("nov.csv", "loaded", 2)
+
+
+def test_verify_answers_json_and_every_check_passes(env):
+    verdict = answer(env, "verify")
+    assert verdict["passed"] is True and verdict["checks"]
+    assert all(c["passed"] and c["findings"] == [] for c in verdict["checks"])
+    names = {c["name"] for c in verdict["checks"]}
+    assert any("hash chain" in name for name in names), names
+
+
+def test_audit_ends_with_a_one_line_verdict_and_answers_json(env):
+    done = run_ledger(env, "audit")
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    # The Data Docs' address is one line, whole, however long.
+    docs = [line for line in lines if line.startswith("Great Expectations Data Docs: ")]
+    assert docs and all(line.endswith(".html") for line in docs), docs
+    assert lines[-1].startswith("audit passed: every check of ") and "report: " in lines[-1]
+
+    pages = sorted((Path(env["LEDGER_DATA_DIR"]) / "reports").glob("audit-*.html"))
+    again = answer(env, "audit")  # nothing committed since: nothing new to audit
+    assert again["passed"] is True and again["nothing_new"] is True
+    assert again["report"] == str(pages[-1]) and again["checks"] == []
+    said = run_ledger(env, "audit")
+    assert said.returncode == 0, said.stdout + said.stderr
+    assert said.stdout == f"audit: nothing new since batch 0; report: {pages[-1]}\n"
+    assert sorted((Path(env["LEDGER_DATA_DIR"]) / "reports").glob("audit-*.html")) == pages
