@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from ledger_engine.audit.findings import AuditReport
 from ledger_engine.report.assets import assets
@@ -108,6 +108,13 @@ def script_json(value: Any) -> Markup:
     return Markup(escaped)
 
 
+def breakable(figure: str) -> Markup:
+    """A figure that may wrap after each group of its digits where its box is too narrow for
+    it (a total past a BIGINT in a tile): the text, escaped, with a <wbr> after each comma.
+    It reads the same; a line break never falls inside a group of three digits."""
+    return Markup(",<wbr>").join(escape(part) for part in figure.split(","))
+
+
 def _render(template: str, **context: Any) -> str:
     return _environment().get_template(template).render(**context)
 
@@ -124,5 +131,6 @@ def _environment() -> Environment:
     )
     environment.filters.update(FILTERS)
     environment.filters["script_json"] = script_json
+    environment.filters["breakable"] = breakable
     environment.globals.update(index_name=INDEX_NAME, missing=MISSING)
     return environment

@@ -11,6 +11,9 @@ from typing import Any
 from fastapi import Request
 from fastapi.responses import HTMLResponse
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
+
+from ledger_engine.report.assets import assets
 
 # Served pages are never cached by a shared cache, and never sniffed into another type.
 HEADERS = {"Cache-Control": "private, no-cache", "X-Content-Type-Options": "nosniff"}
@@ -27,6 +30,8 @@ def _utc(moment: datetime) -> str:
 
 
 _TEMPLATES.filters["utc"] = _utc
+# The pages' one style, the reports' own (Airflow's look): `<style>{{ style }}</style>`.
+_TEMPLATES.globals["style"] = Markup(assets().style.source)
 
 
 def mounted(request: Request, path: str) -> str:

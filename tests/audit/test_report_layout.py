@@ -1,9 +1,15 @@
 """The pages as a person sees them, in Chromium at the widths people use (800 px: a laptop's
-half screen, or Airflow's frame beside its side bar; 1440 px: a desktop), each as a busy
-ledger writes it (tests/support/report_pages.py): the throughput chart labels every batch of a
-small run, and a long run's batches by a rule (the first and the last, and evenly between, no
-two labels overlapping). Screenshots are kept in `test-artifacts/report-layout/` for a person
-to look at.
+half screen, or Airflow's frame beside its side bar; 1440 px: a desktop): the audit report,
+the index of every page, a reconciliation's page and the breaks workbench's queue, each as a
+busy ledger writes it (tests/support/report_pages.py).
+
+Nothing scrolls sideways and nothing is cut off: a total past a BIGINT shows every digit in
+its tile; an account id is never broken across lines; the throughput chart labels every batch
+of a small run, and a long run's batches by a rule (the first and the last, and evenly
+between, no two labels overlapping). The pages take Airflow's own look (they are shown in
+its frame): its fonts and its colours, light and dark, read here from the UI Airflow ships
+(tests/support/airflow_look.py), never written down a second time. Screenshots are kept in
+`test-artifacts/report-layout/` for a person to look at.
 """
 
 from __future__ import annotations
@@ -17,11 +23,20 @@ from playwright.sync_api import Browser, Page
 
 from ledger_engine.config import PROJECT_ROOT
 from tests.support import report_pages
+from tests.support.airflow_look import airflow_look
 from tests.support.page_layout import (
     NARROW,
+    WIDE,
+    as_computed,
     axis_labels,
     chromium,
+    column_lines,
+    computed,
+    computed_all,
     open_page,
+    scrolling_boxes,
+    sideways,
+    spilling,
 )
 
 ARTIFACTS = PROJECT_ROOT / "test-artifacts" / "report-layout"
@@ -67,6 +82,47 @@ def show(browser: Browser, written: dict[str, Path]) -> Iterator[Show]:
         page.context.close()
 
 
+# --- Nothing scrolls sideways, nothing is cut off ----------------------------------------------
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_in_a_narrow_window_no_page_scrolls_sideways_or_cuts_anything_off(
+    show: Show, name: str
+) -> None:
+    page = show(name, NARROW)
+
+    assert sideways(page) == []
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_in_a_wide_window_every_column_of_every_table_shows(show: Show, name: str) -> None:
+    page = show(name, WIDE)
+
+    assert sideways(page) == []
+    assert scrolling_boxes(page) == []  # no table scrolls in its own box, hiding columns
+
+
+@pytest.mark.parametrize("width", [NARROW, WIDE])
+def test_a_total_past_a_bigint_shows_every_digit_in_its_tile(show: Show, width: int) -> None:
+    page = show("audit report", width)
+
+    tile = page.locator("#figures [data-table='accounts']")
+    assert " ".join(tile.inner_text().split()).startswith(
+        f"accounts total {report_pages.HUGE_TOTAL_TEXT}"
+    )
+    assert spilling(page, ".tile, .tile *") == []
+
+
+@pytest.mark.parametrize("width", [NARROW, WIDE])
+@pytest.mark.parametrize("name", ["reconciliation", "breaks queue"])
+def test_an_account_id_is_never_broken_across_lines(show: Show, name: str, width: int) -> None:
+    page = show(name, width)
+
+    cells = column_lines(page, "account")
+    assert {text for _, text, _ in cells} >= set(report_pages.ACCOUNTS[:8])
+    assert [cell for cell in cells if cell[2] != 1] == []
+
+
 # --- The throughput chart's axis ---------------------------------------------------------------
 
 
@@ -106,3 +162,53 @@ _OVERLAPPING_LABELS = """(box) => {
   }));
   return found;
 }"""
+
+
+# --- Airflow's look ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_each_page_is_set_in_airflows_fonts_and_colours(show: Show, name: str) -> None:
+    look = airflow_look()
+    page = show(name, WIDE)
+
+    assert computed(page, "body", "font-family") == as_computed(page, "font-family", look.body_font)
+    assert computed(page, "body", "color") == as_computed(page, "color", look.color("fg"))
+    assert computed(page, "body", "background-color") == as_computed(
+        page, "color", look.color("bg")
+    )
+    assert computed_all(page, "a", "color") == {as_computed(page, "color", look.color("fg.info"))}
+    # Code (a command, a DAG run, a hash) in Airflow's monospace, where a page shows some.
+    assert computed_all(page, "code, .hash", "font-family") <= {
+        as_computed(page, "font-family", look.mono_font)
+    }
+
+
+def test_the_charts_and_the_primary_buttons_are_airflows_brand_colour(show: Show) -> None:
+    look = airflow_look()
+    brand = look.color("brand.solid")
+    audit, queue = show("audit report", WIDE), show("breaks queue", WIDE)
+
+    assert computed(audit, "#throughput-chart polyline", "stroke") == as_computed(
+        audit, "color", brand
+    )
+    assert computed(queue, "button.primary", "background-color") == as_computed(
+        queue, "color", brand
+    )
+    assert computed(queue, "button.primary", "color") == as_computed(queue, "color", "white")
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_in_airflows_dark_mode_each_page_takes_its_dark_colours(show: Show, name: str) -> None:
+    look = airflow_look()
+    page = show(name, NARROW, dark=True)
+
+    for selector, prop, token in [
+        ("body", "background-color", "bg"),
+        ("body", "color", "fg"),
+        ("a", "color", "fg.info"),
+    ]:
+        assert computed(page, selector, prop) == as_computed(
+            page, "color", look.color(token, dark=True)
+        ), f"{selector} {prop}"
+    assert sideways(page) == []
