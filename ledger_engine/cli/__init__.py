@@ -1,5 +1,5 @@
 """The `ledger` command: demo, generate, run, audit, verify, report, balance, request,
-reconcile, statements (`cli.statements`), breaks, psql, db and airflow."""
+reconcile, statements, breaks, psql, db and airflow."""
 
 # (This docstring is `ledger --help`'s description.) A module per group of commands, each
 # adding its parsers: pipeline (generate, run, demo), audits (audit, verify, report), queries

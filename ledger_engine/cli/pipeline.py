@@ -31,7 +31,8 @@ from ledger_engine.pipeline.event_inbox import write_event_files
 
 
 def cmd_generate(settings: Settings, args: argparse.Namespace) -> int:
-    """Write the ledger's sample events (its declared `sample_events`) into the inbox."""
+    """Write the ledger's sample events (its declared `sample_events`) into the inbox as
+    event files (named below); `ledger run` commits them."""
     try:
         files, count = _generate(settings, load_ledger(settings.app), args)
     except NoSampleEvents as missing:
@@ -220,10 +221,24 @@ def add_demo_parser(commands: Commands) -> None:
 
 def add_generate_parser(commands: Commands) -> None:
     """`ledger generate [--events N] [--rows N] [--seed N] [--tag TAG]`."""
-    generate = commands.add_parser("generate", help=cmd_generate.__doc__)
+    generate = commands.add_parser(
+        "generate",
+        help=cmd_generate.__doc__,
+        description=cmd_generate.__doc__,
+        more_help=_inbox_help,
+    )
     _sample_options(generate, 10_000)
     generate.add_argument("--tag", help="run tag for file names and request ids")
     generate.set_defaults(handler=cmd_generate)
+
+
+def _inbox_help() -> str:
+    """The inbox the settings name now, for `generate --help` (whatever is wrong elsewhere)."""
+    try:
+        inbox = Settings.from_env().inbox
+    except ValueError as wrong:
+        return f"inbox: LEDGER_INBOX (default $LEDGER_DATA_DIR/inbox), unreadable now: {wrong}"
+    return f"inbox: {inbox}/ (LEDGER_INBOX; default $LEDGER_DATA_DIR/inbox)"
 
 
 def add_run_parser(commands: Commands) -> None:
