@@ -7,6 +7,10 @@ Modelled on Apache Flink's Streaming Ledger::
     ledger.using_stream("deposits").apply(deposit).on(
         accounts, lambda e: e["account_id"], "account", AccessType.ADD)
 
+A key read from one payload field is best bound with `operator.itemgetter("account_id")`: an
+event whose field is null is then rejected naming that field, where a function's reason can
+only name the binding and show the payload.
+
 A stream may also declare its payload's fields, so that an event with a field missing or one
 nobody declared (a typo such as `ammount`) is rejected as `invalid_event` before it runs::
 
@@ -27,6 +31,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from ledger_engine.core.binding_keys import payload_field as field_read_by
 from ledger_engine.core.invariants import Invariant
 from ledger_engine.core.money import Unit, parse_unit
 from ledger_engine.core.naming import label_problem, sql_identifier
@@ -98,13 +103,17 @@ class Binding:
     """One row a stream's transaction touches: `key_fn(event)` names the key in `table`.
 
     `reads`, `writes` and `adds` say what `access` allows, and `int_valued` whether the table
-    holds integers, worked out once here rather than on every access of every transaction.
+    holds integers, worked out once here rather than on every access of every transaction;
+    `payload_field` the payload field the key is read from, if the key function is
+    `itemgetter(field)`, which a reason names (`core.binding_keys`).
     """
 
     table: Table
     key_fn: KeyFn
     name: str
     access: AccessType
+    stream: str = ""  # the stream's name, for a reason to name the binding by
+    payload_field: str | None = field(init=False)
     reads: bool = field(init=False)
     writes: bool = field(init=False)
     adds: bool = field(init=False)
@@ -115,6 +124,7 @@ class Binding:
         access = self.access
         object.__setattr__(self, "int_valued", self.table.value_type is int)
         object.__setattr__(self, "str_keyed", self.table.key_type is str)
+        object.__setattr__(self, "payload_field", field_read_by(self.key_fn))
         object.__setattr__(self, "reads", access.reads)
         object.__setattr__(self, "writes", access.writes)
         object.__setattr__(self, "adds", access in (AccessType.ADD, AccessType.READ_WRITE))
@@ -430,6 +440,9 @@ class _StreamDeclaration:
     def on(
         self, table: Table | str, key_fn: KeyFn, bind_name: str, access: AccessType
     ) -> _StreamDeclaration:
+        """Bind the row of `table` whose key `key_fn(payload)` gives to the transaction
+        function's parameter `bind_name`, with `access`. A key read by `itemgetter(field)` is
+        named by its field when an event's is unusable (`field 'account_id' is null: ...`)."""
         where = f"stream {self.name!r}, binding {bind_name!r}"
         resolved = self._ledger._resolve_table(table)
         if not callable(key_fn):
@@ -451,7 +464,7 @@ class _StreamDeclaration:
                 f"{where}: the transaction function {_fn_name(self._fn)} has no parameter "
                 f"{bind_name!r}"
             )
-        self._bindings.append(Binding(resolved, key_fn, bind_name, access))
+        self._bindings.append(Binding(resolved, key_fn, bind_name, access, self.name))
         return self
 
     def check_complete(self) -> None:

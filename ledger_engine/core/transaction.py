@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from ledger_engine.core.binding_keys import key_failed, key_subject, no_key
 from ledger_engine.core.declarations import AccessType, Binding, Stream
 from ledger_engine.core.records import (
     ABORTED,
@@ -273,7 +274,7 @@ def resolve_keys(stream: Stream, payload: Any) -> list[Any] | Problem:
         try:
             key = binding.key_fn(payload)
         except Exception as exc:
-            return Problem(BAD_KEY, f"key of {binding.name!r}: {error_text(exc)}")
+            return Problem(BAD_KEY, key_failed(binding, exc, payload))
         # The common key (ASCII text or an int64 of the table's key type) is decided here;
         # anything else goes through `key_problem`, which says what is wrong, if anything.
         kind = type(key)
@@ -288,8 +289,8 @@ def resolve_keys(stream: Stream, payload: Any) -> list[Any] | Problem:
             plain = kind is int and not binding.str_keyed and INT64_MIN <= key <= INT64_MAX
         if not plain:
             if key is None:
-                return Problem(BAD_KEY, f"key of {binding.name!r} is None")
-            problem = key_problem(key, binding.table.key_type, f"key of {binding.name!r}")
+                return Problem(BAD_KEY, no_key(binding, payload))
+            problem = key_problem(key, binding.table.key_type, key_subject(binding))
             if problem is not None:
                 return problem
         keys.append(key)

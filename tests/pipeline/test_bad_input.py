@@ -255,7 +255,7 @@ def test_a_key_too_long_to_index_is_a_type_error():
     long_id = "a" * 1100
     event = transfer("r1", f"acct-{long_id}", "acct-b", 5, assets=(f"asset-{long_id}", "asset-b"))
     reason, detail = bank_rejection(event)
-    assert (reason, detail) == ("type_error", "key of 'source_account' is longer than 1024 bytes")
+    assert (reason, detail) == ("type_error", "field 'source_account_id' is longer than 1024 bytes")
 
 
 @pytest.mark.parametrize(
@@ -419,7 +419,7 @@ BAD_LINES: list[tuple[bytes, str, str]] = [
     (
         event_line(deposit("p3", "acct-a", 100, asset=nested(MAX_NESTING - 1), asset_amount=10)),
         "type_error",  # nested to the limit: stored, and judged by the app
-        "key of 'asset' must be a str, got list",
+        "field 'asset_id' must be a str, got list",
     ),
     (
         event_line(deposit("p4", "acct-a", 100, asset=nested(MAX_NESTING), asset_amount=10)),
@@ -429,7 +429,7 @@ BAD_LINES: list[tuple[bytes, str, str]] = [
     (
         event_line(deposit("p5", "x" * 100_000, 100, asset="asset-a", asset_amount=10)),
         "type_error",  # a long line, kept whole
-        "key of 'account' is longer than 1024 bytes",
+        "field 'account_id' is longer than 1024 bytes",
     ),
     (
         b'{"stream":"deposits","stream":"transfers","request_id":"k1","payload":{}}',
