@@ -1,6 +1,7 @@
 """The web application the plugin mounts under Airflow's address (`links.MOUNT`): the audit
 and reconciliation pages and the Great Expectations Data Docs, each served from its own folder
-only, to a user `access.reader` lets in; and the breaks workbench (`workbench`: `/breaks`).
+only, to a user `access.reader` lets in; and the breaks workbench (`workbench`: `/breaks`, and
+its `actions`).
 
 - `/` goes to the pages' index (`<reports>/index.html`, which lists every audit and
   reconciliation page);
@@ -43,6 +44,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from ledger_engine.config import Settings
 from ledger_engine.report.naming import INDEX_NAME
 from ledger_engine.web.access import reader
+from ledger_engine.web.actions import router as actions
 from ledger_engine.web.pages import HEADERS, mounted, notice
 from ledger_engine.web.served_files import served_file
 from ledger_engine.web.workbench import open_ledger_side
@@ -92,6 +94,8 @@ def ledger_app(settings: Callable[[], Settings] = Settings.from_env) -> FastAPI:
         return FileResponse(found, media_type=media, headers=HEADERS)
 
     app.state.ledger_side = cache(lambda: open_ledger_side(folders()))
+    # The actions first: a GET of `/breaks/match` is theirs, not a break's named "match".
+    app.include_router(actions)
     app.include_router(workbench)
 
     @app.exception_handler(StarletteHTTPException)

@@ -1,11 +1,13 @@
 """Starting `ledger_reconcile` for one source from the workbench: a manual run of the DAG with
 its `source` param, created as Airflow's own API creates one (in the API server's process,
-on Airflow's metadata database), and named as triggered by the user from the UI.
+on Airflow's metadata database), and named as triggered by the user from the UI; and where
+such a run stands, for the page the workbench shows after starting it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import quote
 
 from ledger_engine.web.access import RECONCILE_DAG
@@ -14,13 +16,15 @@ from ledger_engine.web.links import RECONCILE_SOURCE_PARAM
 
 @dataclass(frozen=True)
 class StartedRun:
-    """A run of `ledger_reconcile` just queued: its id, its page in Airflow's UI, and
-    whether the DAG is paused (a paused DAG's run waits until it is switched on)."""
+    """A run of `ledger_reconcile`: its id, the source it reconciles, its page in Airflow's UI,
+    its state (`queued`, `running`, `success`, `failed`), and whether the DAG is paused (a
+    paused DAG's run waits until it is switched on)."""
 
     source: str
     run_id: str
     ui_path: str
     paused: bool
+    state: str = "queued"
 
 
 class NotStarted(RuntimeError):
@@ -32,7 +36,6 @@ def start_reconciliation(source: str, user_name: str) -> StartedRun:
     `user_name`; `NotStarted` where Airflow does not know the DAG (not parsed yet)."""
     from airflow.api.common.trigger_dag import trigger_dag
     from airflow.exceptions import DagNotFound
-    from airflow.models.dag import DagModel
     from airflow.utils.types import DagRunTriggeredByType
 
     try:
@@ -46,6 +49,33 @@ def start_reconciliation(source: str, user_name: str) -> StartedRun:
     except DagNotFound:
         raise NotStarted(f"Airflow does not know {RECONCILE_DAG} yet (not parsed)") from None
     assert run is not None, RECONCILE_DAG
-    model = DagModel.get_current(RECONCILE_DAG)
-    path = f"/dags/{quote(RECONCILE_DAG)}/runs/{quote(run.run_id, safe='')}"
-    return StartedRun(source, run.run_id, path, bool(model is not None and model.is_paused))
+    found = started_run(run.run_id)
+    assert found is not None, run.run_id
+    return found
+
+
+def started_run(run_id: str) -> StartedRun | None:
+    """The run `run_id` of `ledger_reconcile` as it stands now; None if there is none (the
+    id comes from an address, which anyone may write)."""
+    from airflow.models.dag import DagModel
+    from airflow.models.dagrun import DagRun
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        runs = DagRun.find(dag_id=RECONCILE_DAG, run_id=[run_id], session=session)
+        if not runs:
+            return None
+        model = DagModel.get_current(RECONCILE_DAG, session=session)
+        return StartedRun(
+            source=_source_of(runs[0].conf),
+            run_id=runs[0].run_id,
+            ui_path=f"/dags/{quote(RECONCILE_DAG)}/runs/{quote(runs[0].run_id, safe='')}",
+            paused=bool(model is not None and model.is_paused),
+            state=str(runs[0].state or "queued"),
+        )
+
+
+def _source_of(conf: Any) -> str:
+    """The source a run's conf names (empty: every source)."""
+    named = conf.get(RECONCILE_SOURCE_PARAM) if isinstance(conf, dict) else None
+    return str(named) if named else ""

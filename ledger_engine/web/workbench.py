@@ -1,18 +1,16 @@
-"""The breaks workbench: the open breaks as a queue to work in the browser, a break's page, and
-the actions a person takes on them, each the product function the CLI calls
-(`reconcile.resolve`), recorded as done by the Airflow user (`<name>@airflow`).
+"""The breaks workbench's pages: the open breaks as a queue to work in the browser, and a
+break's page (the actions a person takes on them are `web.actions`').
 
 - `GET /breaks`: the open breaks passing the filters (source, reason, account prefix, at least
   so many days open), oldest first, amounts as money in their source's unit; a form to match
-  the breaks ticked, and a button per declared source to start its reconciliation;
-- `GET /breaks/<id>`: one break, open or resolved: its statement entry, its ledger movement,
-  the write-off posted for it and where that stands, its history; forms to match it by hand
-  with other open breaks of its account and to write it off;
-- `POST /breaks/match`, `POST /breaks/<id>/write-off`, `POST /reconcile`: the actions. Each
-  needs `access.worker` and a form from this session's page (`forms.check_form`); a refusal
-  (`ResolutionRefused`, an unknown source) is the page again with the reason, code 409 (400
-  for a request that lacks what it needs: a blank note, a malformed id or filter), and
-  changes nothing; a success is a redirect to the page that shows its outcome.
+  the breaks ticked, and a button per declared source to start its reconciliation (after one
+  was started, `?started=<run id>` says where that run stands, as Airflow knows it);
+- `GET /breaks/<id>`: one break, open or resolved: its statement entry, its ledger movement
+  (or the movement that settled it), the write-off posted for it and where that stands, its
+  history; forms to match it by hand with the open breaks it can be matched with, and to write
+  it off.
+
+A malformed filter or id is refused (400), an unknown break is 404, in the workbench's words.
 """
 
 from __future__ import annotations
@@ -23,16 +21,15 @@ from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
 from airflow.api_fastapi.auth.managers.models.base_user import BaseUser
-from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request, status
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
+from fastapi.responses import HTMLResponse, Response
 from sqlalchemy import Engine
 
 from ledger_engine.config import Settings
 from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.core.money import Unit, money_text
-from ledger_engine.errors import ResolutionRefused, SourcesError
+from ledger_engine.errors import SourcesError
 from ledger_engine.reconcile.matching import BREAK_REASONS, reason_words
-from ledger_engine.reconcile.resolve import manual_match, write_off
 from ledger_engine.reconcile.sources import Sources, load_sources
 from ledger_engine.reconcile.storage.queue import (
     QUEUE_PAGE,
@@ -45,13 +42,14 @@ from ledger_engine.reconcile.storage.queue import (
     open_queue,
     settling_movements,
 )
-from ledger_engine.reconcile.storage.resolutions import break_history, require_note
+from ledger_engine.reconcile.storage.resolutions import break_history
 from ledger_engine.reconcile.write_offs import adjustment_amount
 from ledger_engine.report.formats import plural
 from ledger_engine.web.access import may_work, reader, worker
-from ledger_engine.web.forms import FORM_KEY_FIELD, check_form, form_key
+from ledger_engine.web.forms import FORM_KEY_FIELD, form_key
+from ledger_engine.web.links import MOUNT
 from ledger_engine.web.pages import mounted, page
-from ledger_engine.web.reconcile_runs import NotStarted, StartedRun, start_reconciliation
+from ledger_engine.web.reconcile_runs import StartedRun, started_run
 
 NOTE_LIMIT = 2_000  # characters of a note: a reason, not a document
 REASONS = ("missing_in_ledger", "missing_in_statement", "amount_mismatch", "duplicate")
@@ -63,6 +61,14 @@ DONE = {
     "posted": "Write-off posted: the adjusting event is in the event inbox.",
     "posted_again": "Write-off posted again: the same adjusting event is in the event inbox.",
 }
+
+
+@dataclass(frozen=True)
+class Kept:
+    """What a person ticked and typed in a form that was refused: the page shows it again."""
+
+    chosen: frozenset[int] = frozenset()
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -111,8 +117,6 @@ def opened_side(request: Request) -> LedgerSide:
 Side = Annotated[LedgerSide, Depends(opened_side)]
 Reader = Annotated[BaseUser, Depends(reader)]
 Worker = Annotated[BaseUser, Depends(worker)]
-Note = Annotated[str, Form(max_length=NOTE_LIMIT)]
-FormKey = Annotated[str, Form(alias=FORM_KEY_FIELD)]
 
 router = APIRouter()
 
@@ -127,8 +131,10 @@ def queue_page(
     account: str = "",
     min_age_days: Annotated[str, Query(max_length=6)] = "",
     done: str = "",
+    started: Annotated[str, Query(max_length=250)] = "",
 ) -> HTMLResponse:
-    """The open breaks passing the filters; a form's empty field passes every break."""
+    """The open breaks passing the filters; a form's empty field passes every break. After a
+    reconciliation was started here, `started` names its run: the page says where it stands."""
     days = _whole_days(min_age_days) if min_age_days else None
     if reason and reason not in BREAK_REASONS:
         raise HTTPException(
@@ -136,7 +142,8 @@ def queue_page(
             f"reason: one of {', '.join(BREAK_REASONS)}, not {reason[:40]!r}",
         )
     wanted = QueueFilter(source or None, reason or None, account or None, days)
-    return _queue(request, side, user, wanted, said=DONE.get(done))
+    run = started_run(started) if started else None
+    return queue_view(request, side, user, wanted, said=DONE.get(done), started=run)
 
 
 @router.get("/breaks/{break_id}")
@@ -144,100 +151,10 @@ def break_page(
     request: Request, break_id: int, user: Reader, side: Side, done: str = ""
 ) -> Response:
     """One break, open or resolved."""
-    return _break(request, side, user, break_id, said=DONE.get(done))
+    return break_view(request, side, user, break_id, said=DONE.get(done))
 
 
-@router.post("/breaks/match")
-def match(
-    request: Request,
-    user: Worker,
-    side: Side,
-    note: Note = "",
-    break_id: Annotated[list[int] | None, Form()] = None,
-    from_break: Annotated[int | None, Form()] = None,
-    form_key_: FormKey = "",
-) -> Response:
-    """Match the breaks chosen (and `from_break`, the page's own) by hand."""
-    check_form(request, form_key_)
-    chosen = sorted(set(break_id or []) | ({from_break} if from_break is not None else set()))
-    try:
-        require_note(note)
-    except ResolutionRefused as blank:  # a request without what it needs: not a conflict
-        return _match_refused(request, side, user, from_break, blank, status.HTTP_400_BAD_REQUEST)
-    try:
-        manual_match(side.engine, chosen, who=who(user), note=note)
-    except ResolutionRefused as refused:
-        return _match_refused(request, side, user, from_break, refused, status.HTTP_409_CONFLICT)
-    return _redirect(request, f"breaks/{chosen[0]}", "matched")
-
-
-@router.post("/breaks/{break_id}/write-off")
-def write_break_off(
-    request: Request,
-    break_id: int,
-    user: Worker,
-    side: Side,
-    note: Note = "",
-    form_key_: FormKey = "",
-) -> Response:
-    """Write the break off: its adjusting event landed in the event inbox."""
-    check_form(request, form_key_)
-    try:
-        require_note(note)
-    except ResolutionRefused as blank:  # a request without what it needs: not a conflict
-        said = f"Refused: {blank}"
-        return _break(request, side, user, break_id, refused=said, code=status.HTTP_400_BAD_REQUEST)
-    sources = side.sources()
-    try:
-        if sources is None:
-            raise ResolutionRefused("the ledger declares no statement sources")
-        posting = write_off(
-            side.engine, sources, side.settings.inbox, break_id, who=who(user), note=note
-        )
-    except ResolutionRefused as refused:
-        return _break(request, side, user, break_id, refused=f"Refused: {refused}")
-    if posting.request_id is None:
-        return _redirect(request, f"breaks/{break_id}", "written_off")
-    return _redirect(request, f"breaks/{break_id}", "posted_again" if posting.again else "posted")
-
-
-@router.post("/reconcile")
-def reconcile(
-    request: Request,
-    user: Worker,
-    side: Side,
-    source: Annotated[str, Form(max_length=200)] = "",
-    form_key_: FormKey = "",
-) -> Response:
-    """Start a run of `ledger_reconcile` for the declared source `source`."""
-    check_form(request, form_key_)
-    sources = side.sources()
-    if sources is None or source not in sources.sources:
-        refused = f"Refused: no source named {source!r} is declared"
-        return _queue(request, side, user, QueueFilter(), refused=refused)
-    try:
-        started = start_reconciliation(source, user.get_name())
-    except NotStarted as refused:
-        return _queue(request, side, user, QueueFilter(), refused=f"Refused: {refused}")
-    return _queue(request, side, user, QueueFilter(), started=started)
-
-
-def _match_refused(
-    request: Request,
-    side: LedgerSide,
-    user: BaseUser,
-    from_break: int | None,
-    refused: ResolutionRefused,
-    code: int,
-) -> HTMLResponse:
-    """The page the match was asked from again (a break's, else the queue), saying why not."""
-    said = f"Refused: {refused}"
-    if from_break is not None:
-        return _break(request, side, user, from_break, refused=said, code=code)
-    return _queue(request, side, user, QueueFilter(), refused=said, code=code)
-
-
-def _queue(
+def queue_view(
     request: Request,
     side: LedgerSide,
     user: BaseUser,
@@ -247,8 +164,9 @@ def _queue(
     refused: str | None = None,
     started: StartedRun | None = None,
     code: int = status.HTTP_409_CONFLICT,
+    kept: Kept = Kept(),
 ) -> HTMLResponse:
-    """The queue page; `code` where it shows a refusal."""
+    """The queue page; `code` where it shows a refusal, with what was `kept` of the form."""
     sources = side.sources()
     units = sources.units if sources is not None else {}
     counts = open_counts(side.engine)
@@ -268,11 +186,14 @@ def _queue(
         declared=sorted(units),
         started=started,
         reconcile_url=mounted(request, "reconcile"),
+        # Airflow's UI (a run's page) is under the address Airflow mounted the pages below.
+        ui_prefix=request.scope.get("root_path", "").removesuffix(MOUNT),
+        kept=kept,
         **_working(request, user, said, refused),
     )
 
 
-def _break(
+def break_view(
     request: Request,
     side: LedgerSide,
     user: BaseUser,
@@ -281,8 +202,10 @@ def _break(
     said: str | None = None,
     refused: str | None = None,
     code: int = status.HTTP_409_CONFLICT,
+    kept: Kept = Kept(),
 ) -> HTMLResponse:
-    """A break's page; 404 for a break that does not exist, `code` where it shows a refusal."""
+    """A break's page; 404 for a break that does not exist, `code` where it shows a refusal,
+    with what was `kept` of the form."""
     item = break_items(side.engine, break_id)
     if item is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no break {break_id}")
@@ -306,6 +229,7 @@ def _break(
         ],
         own_write_off_waits=_waits(item.write_off_request_id, item.write_off_outcome),
         write_off_url=mounted(request, f"breaks/{item.break_id}/write-off"),
+        kept=kept,
         **_write_off_offer(item, sources, unit),
         **_working(request, user, said, refused),
     )
@@ -461,8 +385,3 @@ def _whole_days(text: str) -> int:
             status.HTTP_400_BAD_REQUEST, f"min_age_days: whole days from 0, not {text!r}"
         )
     return int(text)
-
-
-def _redirect(request: Request, path: str, done: str) -> RedirectResponse:
-    assert done in DONE, done
-    return RedirectResponse(f"{mounted(request, path)}?done={done}", status.HTTP_303_SEE_OTHER)

@@ -311,11 +311,22 @@ def test_in_the_browser_a_person_works_the_breaks_to_closure(
     assert stack.wait_for_run(run["dag_run_id"])[0] == "success"
     queue.get_by_role("link", name="Open breaks").click()
     queue.get_by_role("button", name=f"Reconcile {SOURCE}").click()
-    started = re.search(r"run (manual__\S+)\.", shown_message(queue))
+    started = re.search(r"run (manual__\S+) \(", shown_message(queue))
     assert started, shown_message(queue)
+    # Post/redirect/get: the page after the POST is a GET's, which Airflow's UI keeps in its
+    # own address; reloading the UI shows it again, where the run stands now.
+    page.wait_for_url(re.compile(r"/plugin/breaks/ledger/breaks\?started="))
+    page.reload()
+    queue.get_by_role("heading", name="Open breaks").wait_for()
+    assert started[1] in shown_message(queue)
     assert stack.wait_for_run(started[1], RECONCILE)[0] == "success"
     conf = stack.api("GET", f"/api/v2/dags/{RECONCILE}/dagRuns/{started[1]}")["conf"]
     assert conf == {"source": SOURCE}
+    # The run's link works inside Airflow's frame (which may not navigate the top page).
+    queue.get_by_role("link", name=started[1]).click()
+    queue.get_by_role("heading", name=started[1]).wait_for()
+    page.screenshot(path=ARTIFACTS / "workbench-run.png", full_page=True)
+    page.goto(f"{stack.url}/plugin/breaks/ledger/breaks")
 
     queue.get_by_role("link", name="Open breaks").click()
     expect(queue.get_by_role("row")).to_have_count(1 + len(OPENED) - 3)

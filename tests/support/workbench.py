@@ -257,3 +257,19 @@ def offered(markup: str) -> set[int]:
     return {
         int(value) for value in re.findall(r'type="checkbox" name="break_id" value="(\d+)"', markup)
     }
+
+
+def ticked(markup: str) -> set[int]:
+    """The breaks a form's ticks hold ticked (`break_id` check boxes marked `checked`)."""
+    return {
+        int(value)
+        for value in re.findall(
+            r'type="checkbox" name="break_id" value="(\d+)"[^>]*\bchecked\b', markup
+        )
+    }
+
+
+def typed_note(markup: str, field_id: str) -> str | None:
+    """The text a page's note field (`<textarea id=field_id>`) holds, or None without one."""
+    found = re.search(rf'<textarea id="{re.escape(field_id)}"[^>]*>(.*?)</textarea>', markup, re.S)
+    return html.unescape(found[1]) if found else None
