@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 import great_expectations
@@ -160,18 +161,47 @@ class Icons:
     faces: list[dict]  # each Font Awesome face the page declares: weight, status
 
 
+# Appended alike: once the page has loaded, it writes onto <body> whether the dark colour
+# scheme is in force and how the navigation bar's logo is shown (its image, whether it loaded
+# and is visible, its filter) over what background; `null`s where the page has no logo.
+LOGO_PROBE = """
+<script>
+window.addEventListener("load", () => {
+  const logo = document.querySelector(".navbar-brand a img");
+  const style = logo && getComputedStyle(logo);
+  document.body.dataset.logoProbe = JSON.stringify({
+    dark: matchMedia("(prefers-color-scheme: dark)").matches,
+    image: logo?.currentSrc ?? null,
+    loaded: Boolean(logo?.complete && logo.naturalWidth > 0),
+    visibility: style?.visibility ?? null,
+    filter: style?.filter ?? null,
+    background: logo ? getComputedStyle(logo.parentElement).backgroundImage : null,
+  });
+});
+</script>
+"""
+
+
+def probed(page: Path, scratch: Path, probe: str, **shown: Any) -> tuple[Rendered, Any]:
+    """`page` rendered (`render`'s keywords in `shown`) with the script `probe` appended to a
+    copy of it (beside it, so that its relative URLs hold), and what the probe wrote onto
+    <body> (as `data-<name>`, JSON), read back."""
+    copy = page.with_name(f"{page.stem}-probed.html")
+    markup = page.read_text(encoding="utf-8")
+    copy.write_text(markup.replace("</body>", probe + "</body>"), encoding="utf-8")
+    try:
+        rendered = render(copy, scratch, **shown)
+    finally:
+        copy.unlink()
+    body = rendered.dom.find("body")[0]
+    found = [value for name, value in body.attrs.items() if name.endswith("-probe")]
+    assert len(found) == 1, "the probe did not run"
+    return rendered, json.loads(found[0])
+
+
 def icons_of(page: Path, scratch: Path) -> Icons:
     """How the status icons of `page` are drawn, read by `ICON_PROBE` in a copy of it."""
-    probed = page.with_name(f"{page.stem}-probed.html")
-    markup = page.read_text(encoding="utf-8")
-    probed.write_text(markup.replace("</body>", ICON_PROBE + "</body>"), encoding="utf-8")
-    try:
-        rendered = render(probed, scratch, settle_ms=5000)
-    finally:
-        probed.unlink()
-    body = rendered.dom.find("body")[0]
-    assert "data-icon-probe" in body.attrs, "the probe did not run"
-    found = json.loads(body.attrs["data-icon-probe"])
+    _, found = probed(page, scratch, ICON_PROBE, settle_ms=5000)
     return Icons(found["icons"], found["faces"])
 
 
@@ -210,13 +240,18 @@ def assert_icon(icons: Icons, row_text: str, kind: str) -> None:
 # --- The site, offline ---------------------------------------------------------------------
 
 
+def listed_runs(rendered: Rendered) -> list[str]:
+    """The suites of the runs the index's table of validation results lists (the page's script
+    fills it, with jQuery)."""
+    (runs,) = [t for t in rendered.dom.tables.values() if t and "Run Time" in t[0]]
+    return sorted(row[-1] for row in runs[1:])
+
+
 def test_the_index_lists_both_runs_with_their_status(site: Site, tmp_path: Path) -> None:
     rendered = shown(site.index, tmp_path, "index")
 
     assert_offline(rendered)
-    # The table of validation results, which the page's script fills (with jQuery).
-    (runs,) = [t for t in rendered.dom.tables.values() if t and "Run Time" in t[0]]
-    assert sorted(row[-1] for row in runs[1:]) == ["ledger_batch_integrity", "ledger_integrity"]
+    assert listed_runs(rendered) == ["ledger_batch_integrity", "ledger_integrity"]
     icons = icons_of(site.index, tmp_path)
     assert_icons_drawn(icons, {PASSED, FAILED})
     assert_icon(icons, "ledger_batch_integrity", PASSED)
@@ -224,8 +259,16 @@ def test_the_index_lists_both_runs_with_their_status(site: Site, tmp_path: Path)
 
 
 def test_the_index_fetches_nothing_in_the_dark_colour_scheme(site: Site, tmp_path: Path) -> None:
-    # Great Expectations' style draws a dark logo from S3 there; the site shows its own.
-    assert_offline(render(site.index, tmp_path, dark=True))
+    """Great Expectations' style draws a dark logo from S3 there; the site shows its own,
+    inverted to read on the dark bar, above the same table of runs."""
+    rendered, logo = probed(site.index, tmp_path, LOGO_PROBE, dark=True, settle_ms=5000)
+
+    assert_offline(rendered)
+    assert logo["dark"], "the page was not shown in the dark colour scheme"
+    assert logo["image"] == (site.root / "static" / "images" / "logo-long.png").as_uri()
+    assert logo["loaded"] and logo["visibility"] == "visible", logo
+    assert (logo["filter"], logo["background"]) == ("invert(1) hue-rotate(180deg)", "none")
+    assert listed_runs(rendered) == ["ledger_batch_integrity", "ledger_integrity"]
 
 
 def test_a_failed_validation_page_draws_its_status_icons(site: Site, tmp_path: Path) -> None:
