@@ -151,6 +151,15 @@ def test_a_long_runs_axis_labels_the_first_and_last_batch_and_evenly_between(
     assert overlapping == []
 
 
+@pytest.mark.parametrize("width", [NARROW, WIDE])
+@pytest.mark.parametrize("name", ["audit report", "reconciliation"])
+def test_a_charts_text_keeps_its_size_at_every_width(show: Show, name: str, width: int) -> None:
+    page = show(name, width)
+
+    scales = page.eval_on_selector_all(".chart svg", "found => found.map(s => s.getScreenCTM().a)")
+    assert scales and all(scale == pytest.approx(1, abs=0.02) for scale in scales)
+
+
 # Pairs of text labels of a chart whose boxes overlap.
 _OVERLAPPING_LABELS = """(box) => {
   const boxes = [...document.getElementById(box).querySelectorAll("text")]

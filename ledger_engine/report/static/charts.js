@@ -1,7 +1,8 @@
 // The report's one script, inlined into every audit and reconciliation page and named by its
 // hash in the page's Content Security Policy. Draws the charts whose numbers the JSON in
 // #report-data holds (an audit page: throughput and rejections; a reconciliation page: match
-// rate, breaks by reason and by age); marks <body data-charts="drawn"> once done, so that a
+// rate, breaks by reason and by age), each at its box's width (again when the window is
+// resized), so that its text keeps its size; marks <body data-charts="drawn"> once done, so that a
 // browser test can tell the script ran to its end. Writes nothing to the console.
 (() => {
   "use strict";
@@ -18,6 +19,9 @@
     parent.appendChild(el);
     return el;
   }
+  // A chart is drawn at the width its box has (at least 480 px), so that its text keeps its
+  // size however wide the window: the script draws again when the window is resized.
+  const widthOf = (box) => Math.max(480, Math.floor(box.clientWidth) || 760);
   function canvas(box, width, height, label) {
     box.textContent = "";
     const viewBox = `0 0 ${width} ${height}`;
@@ -60,7 +64,7 @@
   function drawThroughput(box, points) {
     const shown = points.filter((p) => p.rate !== null);
     if (!shown.length) return empty(box, "No batch with a measured duration yet.");
-    const W = 760, H = 260, L = 72, R = 18, T = 14, B = 40;
+    const W = widthOf(box), H = 260, L = 72, R = 18, T = 14, B = 40;
     const svg = canvas(box, W, H, "Throughput over batches, events per second");
     const top = niceTop(Math.max(...shown.map((p) => p.rate)));
     const step = shown.length === 1 ? 0 : (W - L - R) / (shown.length - 1);
@@ -92,7 +96,7 @@
   // Horizontal bars, one a row: {label, value}. A row of 0 keeps its place with no bar.
   function drawBars(box, rows, title, unit, emptyText) {
     if (!rows.some((r) => r.value > 0)) return empty(box, emptyText);
-    const W = 760, ROW = 30, L = 170, R = 90, T = 6;
+    const W = widthOf(box), ROW = 30, L = 170, R = 90, T = 6;
     const svg = canvas(box, W, 2 * T + ROW * rows.length, title);
     const top = Math.max(...rows.map((r) => r.value));
     rows.forEach((r, i) => {
@@ -111,7 +115,7 @@
 
   // A bar of the whole per row: {label, matched, considered}; the matched share filled.
   function drawShares(box, rows, title) {
-    const W = 760, ROW = 34, L = 170, R = 150, T = 6, inner = W - L - R;
+    const W = widthOf(box), ROW = 34, L = 170, R = 150, T = 6, inner = W - L - R;
     const svg = canvas(box, W, 2 * T + ROW * rows.length, title);
     rows.forEach((r, i) => {
       const middle = T + i * ROW + ROW / 2;
@@ -141,8 +145,16 @@
     ages: (box, rows) => drawBars(box, rows, "Open breaks by age", "breaks", "No break is open."),
   };
   // Each chart whose numbers the page holds, into its box `<key with - for _>-chart`.
-  for (const [key, draw] of Object.entries(charts)) {
-    if (key in data) draw(document.getElementById(`${key.replace("_", "-")}-chart`), data[key]);
-  }
+  const drawAll = () => {
+    for (const [key, draw] of Object.entries(charts)) {
+      if (key in data) draw(document.getElementById(`${key.replace("_", "-")}-chart`), data[key]);
+    }
+  };
+  drawAll();
+  let pending = 0;
+  window.addEventListener("resize", () => {
+    cancelAnimationFrame(pending);
+    pending = requestAnimationFrame(drawAll);
+  });
   document.body.dataset.charts = "drawn";
 })();
