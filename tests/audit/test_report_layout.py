@@ -160,6 +160,18 @@ def test_a_charts_text_keeps_its_size_at_every_width(show: Show, name: str, widt
     assert scales and all(scale == pytest.approx(1, abs=0.02) for scale in scales)
 
 
+def test_the_match_rate_chart_says_each_rate_as_the_table_does(show: Show) -> None:
+    page = show("reconciliation", NARROW)
+
+    rows = page.eval_on_selector_all(
+        "#match-rate-table tbody tr", "rows => rows.map(r => [...r.cells].map(c => c.textContent))"
+    )
+    drawn = page.eval_on_selector("#match-rate-chart", "box => box.textContent")
+    said = [f"{rate} of {considered}" for _, _, _, considered, rate in rows]
+    assert said == ["97.3% of 3,372", "97.0% of 3,380"]  # 3,280 of each: 97.27% and 97.04%
+    assert all(words in drawn for words in said)
+
+
 # Pairs of text labels of a chart whose boxes overlap.
 _OVERLAPPING_LABELS = """(box) => {
   const boxes = [...document.getElementById(box).querySelectorAll("text")]

@@ -128,8 +128,11 @@
       const width = (inner * r.matched) / r.considered;
       const shape = { x: L, y: middle - 10, width, height: 20, rx: 3, class: "bar matched" };
       node("title", {}, node("rect", shape, svg), `${r.label}: ${fmt(r.matched)} matched`);
-      const share = Math.floor((1000 * r.matched) / r.considered) / 10;  // as the table says
-      const shown = share === 0 && r.matched > 0 ? "< 0.1" : share.toFixed(1);
+      // As the table says (formats.share_text): to the nearest tenth, half a tenth up, but
+      // 100.0 only when all of it and "< 0.1" for a part too small to show but not none.
+      let tenths = Math.floor((2000 * r.matched + r.considered) / (2 * r.considered));
+      if (r.matched < r.considered) tenths = Math.min(tenths, 999);
+      const shown = tenths === 0 && r.matched > 0 ? "< 0.1" : (tenths / 10).toFixed(1);
       node("text", at, svg, `${shown}% of ${fmt(r.considered)}`);
     });
   }
