@@ -13,7 +13,7 @@ the account) is positive, a debit negative, the way the ledger's own balances mo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime, time, timedelta
 
 from ledger_engine.core.records import INT64_MAX, INT64_MIN
 
@@ -86,19 +86,33 @@ class EntryRejection:
 
 @dataclass(frozen=True)
 class StatementBalance:
-    """A balance the statement states for a ledger row, in minor units, as of a moment; the
-    `statement` of the file that states it (1, 2, ... in the file's order: a file may hold
-    several statements of one account, each with its balances)."""
+    """A balance the statement states for a ledger row, in minor units, dated as the statement
+    dates it (`stated`: a day, or a date-time in the bank's own offset); the `statement` of the
+    file that states it (1, 2, ... in the file's order: a file may hold several statements of
+    one account, each with its balances)."""
 
     account: str
     opening: int | None
     closing: int
-    as_of: datetime
+    stated: date | datetime
     statement: int = 1
 
     def __post_init__(self) -> None:
-        assert self.as_of.tzinfo is not None, "balances are stated as of an absolute time"
+        if isinstance(self.stated, datetime):
+            assert self.stated.tzinfo is not None, "a balance's date-time is an absolute time"
         assert self.statement >= 1, self.statement
+
+    @property
+    def as_of(self) -> datetime:
+        """The moment the balance holds at, which the ledger's balance is compared as of: a
+        date-time as stated; a day's balance at the end of that day, which is the next
+        midnight (UTC), exclusive: a movement committed on the day is before it."""
+        return balance_moment(self.stated)
+
+    @property
+    def stated_text(self) -> str:
+        """`stated` as ISO 8601 text, the day or the date-time with its offset, as kept."""
+        return self.stated.isoformat()
 
 
 @dataclass(frozen=True)
@@ -118,6 +132,14 @@ class ParsedStatement:
     def count(self) -> int:
         """Entries read: loaded plus rejected."""
         return len(self.entries) + len(self.rejections)
+
+
+def balance_moment(stated: date | datetime) -> datetime:
+    """The moment a balance stated as of `stated` holds at (`StatementBalance.as_of`); raises
+    `OverflowError` for a day that has no end (9999-12-31): such a balance cannot be kept."""
+    if isinstance(stated, datetime):
+        return stated
+    return datetime.combine(stated + timedelta(days=1), time(0), tzinfo=UTC)
 
 
 def rejected_file(detail: str, raw: bytes) -> ParsedStatement:

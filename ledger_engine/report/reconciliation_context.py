@@ -181,6 +181,25 @@ class DriftView:
         """Whether the statement and the ledger disagree."""
         return self.row.drift != 0
 
+    @property
+    def by_day(self) -> bool:
+        """Whether the statement dates its balance by a day, not a date-time."""
+        return _is_day(self.row.stated)
+
+    @property
+    def stated(self) -> str:
+        """The statement's own date of the balance: "2026-12-07 (end of day)" for a day (it
+        holds at the day's end), a date-time as the bank gave it, in its own offset."""
+        if self.by_day:
+            return f"{self.row.stated} (end of day)"
+        moment = datetime.fromisoformat(self.row.stated)
+        zone = "UTC" if not moment.utcoffset() else moment.isoformat()[-6:]  # "+01:00"
+        return f"{moment.replace(tzinfo=None).isoformat(sep=' ')} {zone}"
+
+
+def _is_day(stated: str) -> bool:
+    return len(stated) == len("2026-12-07")
+
 
 @dataclass(frozen=True)
 class ReconciliationContext:
@@ -203,6 +222,7 @@ class ReconciliationContext:
     drift: list[DriftView]
     drift_accounts: int
     drifting_accounts: int
+    drift_by_day: bool  # whether a balance listed is dated by a day (held at the day's end)
     units_unknown: list[str]  # sources whose amounts show in minor units
     chart_data: dict[str, Any]  # what the page's script draws
 
@@ -248,6 +268,7 @@ def reconciliation_context(
         drift=[DriftView(d, units.get(d.source)) for d in view.drift],
         drift_accounts=view.drift_accounts,
         drifting_accounts=view.drifting_accounts,
+        drift_by_day=any(_is_day(d.stated) for d in view.drift),
         units_unknown=[s for s in view.sources if s not in units],
         chart_data=chart_data(sides, reasons, ages),
     )

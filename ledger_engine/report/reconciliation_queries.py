@@ -90,7 +90,8 @@ class DriftRow:
     table_name: str
     account: str
     statement_balance: int
-    as_of: datetime
+    stated: str  # the statement's date of it, as the bank gave it (a day, or a date-time)
+    as_of: datetime  # the moment it holds at: a day's balance at the day's end (exclusive)
     ledger_balance_then: int
     drift: int  # statement - ledger
     ledger_balance_now: int

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import shutil
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
@@ -34,7 +34,8 @@ from ledger_engine.report import render_index, write_report
 from ledger_engine.report.formats import amount_text
 from ledger_engine.report.provenance import Provenance
 from ledger_engine.report.reconciliation import write_reconciliation_page
-from ledger_engine.report.reconciliation_queries import UnknownRuns
+from ledger_engine.report.reconciliation_context import DriftView
+from ledger_engine.report.reconciliation_queries import DriftRow, UnknownRuns
 from ledger_engine.store.database import connect
 from tests.support.bank import deposit
 from tests.support.browser import charts_drawn, png_facts, render
@@ -77,8 +78,10 @@ MOVEMENTS = [
     deposit("d6", "carol", 400, reference="C2", value_date="2026-11-02"),  # not on the statement
 ]
 # Balances stated as of a moment after the commits: the ledger's balance then is its balance
-# now (alice 157.00, bob 25.00). Alice's statement says 162.10: a drift of 5.10.
+# now (alice 157.00, bob 25.00). Alice's statement says 162.10: a drift of 5.10. Bob's closes
+# on a day, as most statements do: its balance holds at that day's end, the same moment.
 AFTER_THE_COMMITS = datetime(2100, 1, 1, tzinfo=UTC)
+THE_DAY_BEFORE = date(2099, 12, 31)
 BANK_STATEMENT = camt053_document(
     [
         Statement(
@@ -97,7 +100,7 @@ BANK_STATEMENT = camt053_document(
             IBAN_BOB,
             entries=[Entry(2_500, reference="R4")],
             closing=2_500,
-            closing_date=AFTER_THE_COMMITS,
+            closing_date=THE_DAY_BEFORE,
             statement_id="STMT-BOB",
         ),
     ]
@@ -328,6 +331,10 @@ def test_each_accounts_drift_is_the_databases_and_a_drifting_account_stands_out(
         ["alice", "162.10 EUR", "157.00 EUR", "5.10 EUR"],
         ["bob", "25.00 EUR", "25.00 EUR", "0.00 EUR"],
     ]
+    # Each closing balance dated as the bank dated it: a date-time as it is, a bare day as that
+    # day, saying that its balance holds at the day's end.
+    assert [row[2] for row in shown] == ["2100-01-01 00:00:00 UTC", "2099-12-31 (end of day)"]
+    assert "A closing balance dated by a day holds at the end of that day" in page.text
     assert len(page.find("tr", inside="drift", cls="drifting")) == 1
     assert "1 of 2 accounts drift" in page.text
 
@@ -411,6 +418,21 @@ def test_a_reconciliation_with_nothing_to_match_reads_sensibly(engine: Engine, t
 )
 def test_an_amount_of_minor_units_reads_as_money_of_its_unit(units, unit, shown):
     assert amount_text(units, unit) == shown
+
+
+@pytest.mark.parametrize(
+    ("stated", "shown"),
+    [
+        ("2026-12-07", "2026-12-07 (end of day)"),
+        ("2026-12-07T17:00:00+01:00", "2026-12-07 17:00:00 +01:00"),
+        ("2026-12-07T17:00:00.250000-05:30", "2026-12-07 17:00:00.250000 -05:30"),
+        ("2026-12-07T23:59:59+00:00", "2026-12-07 23:59:59 UTC"),
+    ],
+)
+def test_a_stated_balance_shows_the_statements_own_date(stated: str, shown: str):
+    held_at = datetime(2026, 12, 8, tzinfo=UTC)  # what the page's cell gives as its title
+    row = DriftRow("bank", "accounts", "alice", 100, stated, held_at, 100, 0, 100)
+    assert DriftView(row, None).stated == shown
 
 
 def test_the_index_shows_what_a_reconciliations_summary_holds_and_dashes_for_the_rest():

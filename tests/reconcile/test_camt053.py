@@ -161,12 +161,18 @@ def test_each_statement_states_its_opening_and_closing_booked_balances():
             Statement(OTHER_IBAN, closing=7, closing_date=datetime(2026, 11, 2, 18, 30)),
         ]
     )
-    assert parse(raw).balances == (
-        # A bare date is the end of that day, UTC; a date-time without offset is UTC. Each
-        # balance names its statement by its place in the file.
-        StatementBalance("acct-1", 10_000, -2_500, datetime(2026, 11, 3, tzinfo=UTC), 1),
+    balances = parse(raw).balances
+    # Each balance is dated as its statement dates it (a date-time without offset is UTC), and
+    # names its statement by its place in the file.
+    assert balances == (
+        StatementBalance("acct-1", 10_000, -2_500, date(2026, 11, 2), 1),
         StatementBalance("acct-2", None, 7, datetime(2026, 11, 2, 18, 30, tzinfo=UTC), 2),
     )
+    # A bare date holds at the end of that day: the next midnight, UTC.
+    assert [b.as_of for b in balances] == [
+        datetime(2026, 11, 3, tzinfo=UTC),
+        datetime(2026, 11, 2, 18, 30, tzinfo=UTC),
+    ]
 
 
 def test_a_closing_balance_date_time_keeps_its_offset():

@@ -145,11 +145,10 @@ def test_a_written_statement_reads_back_as_written(document, message_id):
         for n, (s, e) in enumerate(written, start=1)
     ]
     assert list(parsed.balances) == [
-        StatementBalance(
-            keys[s.account_id], s.opening, s.closing_balance, _as_of(s.closing_date), n
-        )
+        StatementBalance(keys[s.account_id], s.opening, s.closing_balance, s.closing_date, n)
         for n, s in enumerate(statements, start=1)
     ]
+    assert [b.as_of for b in parsed.balances] == [_as_of(s.closing_date) for s in statements]
     assert raw.decode("utf-8").count("<Ntry>") == len(written)
 
 

@@ -163,18 +163,27 @@ def test_a_file_of_two_statements_of_one_account_keeps_both_entries_and_both_bal
         (2, "acct-000002", -2_000, first_day, None),
         (3, "acct-000002", 70_000, second_day, "E2E-2"),
     ]
-    # A closing balance dated by a bare day holds at that day's end (the next midnight, UTC).
+    # A closing balance dated by a bare day holds at that day's end (the next midnight, UTC);
+    # the day is kept as the bank gave it.
     assert rows(
         engine,
-        "SELECT statement, account, opening, closing, as_of FROM ledger_statement_balances"
-        " ORDER BY statement",
+        "SELECT statement, account, opening, closing, stated, as_of"
+        " FROM ledger_statement_balances ORDER BY statement",
     ) == [
-        (1, "acct-000002", 50_000, 60_345, datetime.combine(second_day, time(0), tzinfo=UTC)),
+        (
+            1,
+            "acct-000002",
+            50_000,
+            60_345,
+            "2026-11-02",
+            datetime.combine(second_day, time(0), tzinfo=UTC),
+        ),
         (
             2,
             "acct-000002",
             60_345,
             130_345,
+            "2026-11-03",
             datetime.combine(second_day + timedelta(days=1), time(0), tzinfo=UTC),
         ),
     ]

@@ -52,7 +52,7 @@ import codecs
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, date, datetime
 from xml.etree.ElementTree import Element, ParseError, TreeBuilder
 
 from defusedxml import DTDForbidden, EntitiesForbidden, ExternalReferenceForbidden
@@ -72,6 +72,7 @@ from ledger_engine.reconcile.entries import (
     ParsedStatement,
     StatementBalance,
     StatementEntry,
+    balance_moment,
     rejected_file,
 )
 from ledger_engine.reconcile.formats.refused import Refused
@@ -467,7 +468,8 @@ def _balance(
         when = xml.child(closing, "Dt")
         if when is None:
             return None
-        as_of = _as_of(_moment(when, "Bal/Dt", xml))
+        stated = _moment(when, "Bal/Dt", xml)
+        balance_moment(stated)  # OverflowError for a day that has no end: 9999-12-31
     except (Refused, OverflowError):
         return None
     opening = by_code.get("OPBD", by_code.get("PRCD"))
@@ -477,11 +479,4 @@ def _balance(
         )
     except Refused:
         opening_amount = None  # the closing balance is what is compared; keep it
-    return StatementBalance(key, opening_amount, closing_amount, as_of, ordinal)
-
-
-def _as_of(moment: date | datetime) -> datetime:
-    """A balance's moment: a date-time as it is, a bare date the end of that day (UTC)."""
-    if isinstance(moment, datetime):
-        return moment
-    return datetime.combine(moment + timedelta(days=1), time(0), tzinfo=UTC)
+    return StatementBalance(key, opening_amount, closing_amount, stated, ordinal)

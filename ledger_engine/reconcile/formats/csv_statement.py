@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Iterator, Mapping
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import date
 
 from ledger_engine.reconcile.amounts import AmountProblem, minor_units, parse_date
 from ledger_engine.reconcile.entries import (
@@ -36,6 +36,7 @@ from ledger_engine.reconcile.entries import (
     ParsedStatement,
     StatementBalance,
     StatementEntry,
+    balance_moment,
     rejected_file,
 )
 from ledger_engine.reconcile.formats.refused import Refused
@@ -84,8 +85,12 @@ def parse_csv(raw: bytes, source: Source) -> ParsedStatement:
             continue
         entries.append(entry)
         if balance is not None:
+            try:
+                balance_moment(entry.booking_date)
+            except OverflowError:  # a day that has no end (9999-12-31): no balance to keep
+                continue
             balances[entry.account] = StatementBalance(
-                entry.account, None, balance, _end_of_day(entry.booking_date)
+                entry.account, None, balance, entry.booking_date
             )
     return ParsedStatement(None, tuple(entries), tuple(rejections), tuple(balances.values()))
 
@@ -190,7 +195,3 @@ def _account(values: Mapping[str, str], source: Source) -> str:
     if key is None:
         raise Refused(UNKNOWN_ACCOUNT, f"account {statement_account!r} maps to no ledger key")
     return key
-
-
-def _end_of_day(day: date) -> datetime:
-    return datetime.combine(day + timedelta(days=1), time(0), tzinfo=UTC)

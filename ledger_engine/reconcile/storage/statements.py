@@ -5,7 +5,7 @@ file of its content (per source) is `loaded` with its entries, rejections and ba
 same content landed again under another name is a `duplicate` of it, read no further; the same
 name and content seen again is `seen` and changes nothing. Before it commits, the loader
 counts what the database now holds of the file and compares it with what the parser produced,
-so a statement is never half kept (tables: `sql/0017_statements.sql`, `0026`).
+so a statement is never half kept (tables: `sql/0017_statements.sql`, `0026`, `0028`).
 
 A file the store cannot take (the parser raising, or PostgreSQL refusing what it read: a NUL
 character in a text, say) is kept instead, in a transaction of its own, as one rejection of the
@@ -282,7 +282,17 @@ def _insert_statement(
     ]
     rejections = [(file_id, r.position, r.reason, r.detail, r.raw) for r in parsed.rejections]
     balances = [
-        (file_id, b.statement, source, table, b.account, b.opening, b.closing, b.as_of)
+        (
+            file_id,
+            b.statement,
+            source,
+            table,
+            b.account,
+            b.opening,
+            b.closing,
+            b.stated_text,
+            b.as_of,
+        )
         for b in parsed.balances
     ]
     for name, rows in (
