@@ -1,10 +1,10 @@
-"""The `ledger` command: demo, generate, run, audit, verify, report, balance, request,
-reconcile, statements, breaks, psql, db and airflow."""
+"""The `ledger` command: demo, generate, run, inbox, rejections, audit, verify, report, balance,
+request, reconcile, statements, breaks, psql, db and airflow."""
 
 # (This docstring is `ledger --help`'s description.) A module per group of commands, each
-# adding its parsers: pipeline (generate, run, demo), audits (audit, verify, report), queries
-# (balance, request, psql), reconciliation (reconcile), statements, breaks, operations (db,
-# airflow); they print through `output`'s one console.
+# adding its parsers: pipeline (generate, run, demo), inbox (inbox, rejections), audits (audit,
+# verify, report), queries (balance, request, psql), reconciliation (reconcile), statements,
+# breaks, operations (db, airflow); they print through `output`'s one console.
 
 from __future__ import annotations
 
@@ -13,7 +13,15 @@ import os
 import traceback
 from collections.abc import Callable, Sequence
 
-from ledger_engine.cli import audits, breaks, operations, pipeline, queries, reconciliation
+from ledger_engine.cli import (
+    audits,
+    breaks,
+    inbox,
+    operations,
+    pipeline,
+    queries,
+    reconciliation,
+)
 from ledger_engine.cli.failures import explain
 from ledger_engine.cli.output import complain, console
 from ledger_engine.cli.parsing import Commands, LedgerParser
@@ -29,6 +37,8 @@ _COMMANDS: tuple[Callable[[Commands], None], ...] = (
     pipeline.add_demo_parser,
     pipeline.add_generate_parser,
     pipeline.add_run_parser,
+    inbox.add_inbox_parser,
+    inbox.add_rejections_parser,
     audits.add_audit_parser,
     audits.add_verify_parser,
     audits.add_report_parser,

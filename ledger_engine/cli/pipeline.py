@@ -18,6 +18,8 @@ from ledger_engine.cli.audits import (
     provenance,
     run_audit,
 )
+from ledger_engine.cli.inbox import print_left_aside
+from ledger_engine.cli.invocation import invoked_as
 from ledger_engine.cli.output import console, progress, say
 from ledger_engine.cli.parsing import Commands, positive
 from ledger_engine.cli.preflight import check_connection
@@ -63,25 +65,36 @@ def _generate(settings: Settings, ledger, args: argparse.Namespace) -> tuple[lis
 
 
 def _run(settings: Settings, expected_events: int | None = None, spark=None):
-    """Run the pipeline (on `spark`, else on a session of its own) with a progress bar."""
+    """Run the pipeline (on `spark`, else on a session of its own) with a progress bar, drawn
+    from the first batch or wait on: a run with nothing to do draws none."""
     # Imported here: the pipeline's stack (PySpark, pandas, SQLAlchemy) slows `ledger --help`.
     from ledger_engine.pipeline.job import run_pipeline
 
-    with progress() as bar:
-        task = bar.add_task("micro-batches: events committed", total=expected_events)
+    bar = progress()
+    task = bar.add_task("micro-batches: events committed", total=expected_events, start=False)
 
-        def on_batch(summary) -> None:
-            bar.advance(task, summary.ingested)
-            bar.update(task, description=f"micro-batch {summary.batch_id}: events committed")
-            # The line a task log shows for the batch, kept above the bar.
-            bar.console.print(summary.describe(), highlight=False)
+    def shown() -> None:
+        if not bar.live.is_started:
+            bar.start()
+            bar.start_task(task)
 
-        def on_wait(holder, waited: float) -> None:
-            who = holder.describe() if holder is not None else "another run"
-            bar.update(task, description=f"waiting {waited:.0f} s for {who}")
+    def on_batch(summary) -> None:
+        shown()
+        bar.advance(task, summary.ingested)
+        bar.update(task, description=f"micro-batch {summary.batch_id}: events committed")
+        # The line a task log shows for the batch, kept above the bar.
+        bar.console.print(summary.describe(), highlight=False, soft_wrap=True)
 
-        report = run_pipeline(settings, spark=spark, on_batch=on_batch, on_wait=on_wait)
-    return report
+    def on_wait(holder, waited: float) -> None:
+        shown()
+        who = holder.describe() if holder is not None else "another run"
+        bar.update(task, description=f"waiting {waited:.0f} s for {who}")
+
+    try:
+        return run_pipeline(settings, spark=spark, on_batch=on_batch, on_wait=on_wait)
+    finally:
+        if bar.live.is_started:
+            bar.stop()
 
 
 def _print_run(report) -> None:
@@ -116,7 +129,10 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     except CheckpointMismatch as mismatch:
         console.print(str(mismatch), style="red", markup=False, soft_wrap=True)
         return 2
-    _print_run(report)
+    committed = sum(1 for b in report.batches if b.committed)
+    if committed:
+        _print_run(report)
+    print_left_aside(settings, committed)
     if not args.audit:
         return 0
     written_by = provenance("ledger run --audit")
@@ -159,7 +175,7 @@ def cmd_demo(settings: Settings, args: argparse.Namespace) -> int:
         demo_reconciliation(settings, ledger, written_by, spark)
     finally:
         spark.stop()
-    _print_next_steps(ledger)
+    _print_next_steps(settings, ledger)
     say(_demo_verdict(run_report, audited, watch.elapsed()))
     return 0 if audited.passed else 1
 
@@ -185,14 +201,22 @@ def _spark_session(settings: Settings):
         )
 
 
-def _print_next_steps(ledger) -> None:
-    """How to look at what the demo committed, in this ledger's own names."""
-    queries = [f"ledger balance KEY --table {shlex.quote(next(iter(ledger.tables)))}"]
+def _print_next_steps(settings: Settings, ledger) -> None:
+    """How to look at what the demo committed, in this ledger's own names, typed as the demo
+    was run (`.venv/bin/ledger` where the PATH has no `ledger`); and, on the embedded server,
+    that it keeps running and how to stop it."""
+    me = invoked_as()
+    queries = [f"{me} balance KEY --table {shlex.quote(next(iter(ledger.tables)))}"]
     queries += [
-        f"ledger psql -c {shlex.quote(f'SELECT * FROM {view.sql_name} LIMIT 10')}"
+        f"{me} psql -c {shlex.quote(f'SELECT * FROM {view.sql_name} LIMIT 10')}"
         for view in ledger.views.values()
-    ] or ["ledger psql -c 'SELECT * FROM ledger_rows LIMIT 10'"]
-    console.print("query what was committed:\n  " + "\n  ".join(queries), markup=False)
+    ] or [f"{me} psql -c 'SELECT * FROM ledger_rows LIMIT 10'"]
+    say("query what was committed:\n  " + "\n  ".join(queries))
+    if settings.database_url is None:
+        say(
+            f"the embedded PostgreSQL server keeps running for these commands (its data in "
+            f"{settings.pgdata}); stop it with: {me} db stop"
+        )
 
 
 # -- the parsers ------------------------------------------------------------------------------
