@@ -13,6 +13,7 @@ from rich.table import Table
 
 from ledger_engine.apps import load_ledger
 from ledger_engine.cli.audits import provenance
+from ledger_engine.cli.invocation import invoked_as
 from ledger_engine.cli.output import console
 from ledger_engine.cli.parsing import Commands
 from ledger_engine.cli.statements import describe_sample, inboxes_help, print_inboxes
@@ -120,9 +121,10 @@ def demo_reconciliation(settings: Settings, ledger, written_by, spark) -> None:
     report = _reconcile(settings, ledger, sources, dry_run=False, spark=spark)
     _print_reconciliation(report, dry_run=False)
     _reconciliation_page(settings, ledger, sources, report, written_by)
+    me = invoked_as()
     console.print(
-        "open breaks: ledger breaks; work one: ledger breaks match ID ID --note TEXT, or"
-        " ledger breaks write-off ID --note TEXT; reconcile new statements: ledger reconcile",
+        f"open breaks: {me} breaks; work one: {me} breaks match ID ID --note TEXT, or"
+        f" {me} breaks write-off ID --note TEXT; reconcile new statements: {me} reconcile",
         markup=False,
         soft_wrap=True,
     )

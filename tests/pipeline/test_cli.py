@@ -1,4 +1,5 @@
-"""The `ledger` command, run as a user runs it, on the embedded defaults.
+"""The `ledger` command, run as a user runs it after the README's set-up (`.venv/bin/ledger`
+from the project's folder), on the embedded defaults.
 
 The demo of a user's ledger (a data folder and an embedded server of its own) starts with the
 module and runs while the bank's demo and its commands run; its test waits for it.
@@ -8,16 +9,19 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from ledger_engine.config import PROJECT_ROOT
 from tests.support.html_page import read_page
+from tests.support.ledger_command import LEDGER as LEDGER_SCRIPT
 
-LEDGER = [sys.executable, "-m", "ledger_engine.cli"]
+LEDGER = [str(LEDGER_SCRIPT)]
+# As the README types it, from the project's folder, where every command below runs.
+TYPED = ".venv/bin/ledger"
 
 
 def embedded_env(data_dir: Path) -> dict[str, str]:
@@ -27,14 +31,17 @@ def embedded_env(data_dir: Path) -> dict[str, str]:
         **os.environ,
         "LEDGER_DATA_DIR": str(data_dir),
         "LEDGER_SPARK_MASTER": "local[2]",
-        "COLUMNS": "200",
     }
-    environment.pop("LEDGER_DATABASE_URL", None)
+    # No width given: output that is no terminal arrives unwrapped whatever its length.
+    for setting in ("LEDGER_DATABASE_URL", "COLUMNS"):
+        environment.pop(setting, None)
     return environment
 
 
 def stop_embedded_server(environment: dict[str, str]) -> None:
-    subprocess.run([*LEDGER, "db", "stop"], env=environment, check=True, capture_output=True)
+    subprocess.run(
+        [*LEDGER, "db", "stop"], env=environment, check=True, capture_output=True, cwd=PROJECT_ROOT
+    )
 
 
 @pytest.fixture
@@ -45,7 +52,9 @@ def env(tmp_path: Path):
 
 
 def ledger(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*LEDGER, *args], env=env, capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [*LEDGER, *args], env=env, capture_output=True, text=True, timeout=600, cwd=PROJECT_ROOT
+    )
 
 
 @dataclass
@@ -72,7 +81,9 @@ def start_ledger(env: dict[str, str], output: Path, *args: str) -> Started:
     """`ledger(env, *args)` started, its output in `output`.out and `output`.err."""
     stdout, stderr = output.with_suffix(".out"), output.with_suffix(".err")
     with stdout.open("wb") as out, stderr.open("wb") as err:
-        process = subprocess.Popen([*LEDGER, *args], env=env, stdout=out, stderr=err)
+        process = subprocess.Popen(
+            [*LEDGER, *args], env=env, stdout=out, stderr=err, cwd=PROJECT_ROOT
+        )
     return Started(process, stdout, stderr)
 
 
@@ -170,7 +181,11 @@ def test_demo_runs_any_ledger_that_declares_sample_events(
     assert "generated 400 events of ledger 'simple trade example'" in demo.stdout
     assert "FAILED" not in demo.stdout
     assert "ledger balance KEY --table bookEntries" not in demo.stdout
-    assert "ledger balance KEY --table accounts" in demo.stdout
+    # Its hints are typed as the demo was run (no `ledger` on the PATH after the set-up), and
+    # say that the embedded server it started keeps running, and how to stop it.
+    assert f"\n  {TYPED} balance KEY --table accounts\n" in demo.stdout
+    assert f"stop it with: {TYPED} db stop" in demo.stdout and "keeps running" in demo.stdout
+    assert demo.stdout.splitlines()[-1].startswith("demo passed in ")
 
     assert list(expectations.glob("simple_trade_example_*/gx/expectations/*.json"))
 
