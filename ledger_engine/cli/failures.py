@@ -40,6 +40,15 @@ def explain(exc: BaseException, settings: Settings | None, command: str) -> Fail
     reached = _unreachable(exc)
     if reached is not None:
         return Failure(EXIT_DATABASE, _database_lines(reached, settings))
+    if isinstance(exc, OSError):  # a folder or file the settings name cannot be used
+        return Failure(
+            EXIT_SETTING,
+            (
+                f"ledger {command}: cannot use a file or folder: {exc}",
+                "check the folders the settings name (LEDGER_DATA_DIR, LEDGER_INBOX, "
+                "LEDGER_PGDATA, LEDGER_REPORTS, ...) and their permissions",
+            ),
+        )
     if isinstance(exc, LedgerError):  # the platform's own refusals say what happened
         return Failure(EXIT_FOUND, (_first_line(exc), TRACEBACK_HINT))
     return Failure(

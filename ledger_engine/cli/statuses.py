@@ -26,8 +26,8 @@ EXIT_STATUSES: tuple[tuple[int, str], ...] = (
     ),
     (
         EXIT_SETTING,
-        "a setting is wrong: LEDGER_APP, LEDGER_DATABASE_URL, a number out of range "
-        "(ledger_engine/config.py lists them)",
+        "a setting is wrong: LEDGER_APP, LEDGER_DATABASE_URL, a number out of range, a "
+        "folder that cannot be used (ledger_engine/config.py lists them)",
     ),
     (
         EXIT_DATABASE,

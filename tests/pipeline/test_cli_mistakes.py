@@ -63,6 +63,14 @@ def test_a_setting_out_of_range_is_named(tmp_path: Path):
     assert_told_briefly(done, EXIT_SETTING, "LEDGER_FILES_PER_BATCH")
 
 
+def test_an_embedded_server_folder_that_cannot_be_made_is_named(tmp_path: Path):
+    (tmp_path / "a file").write_text("not a folder")
+    folder = tmp_path / "a file" / "pgdata"
+    env = ledger_env(tmp_path, None, LEDGER_PGDATA=str(folder))
+    done = run_ledger(env, "balance", "acct-000001")
+    assert_told_briefly(done, EXIT_SETTING, str(folder), "Not a directory", "LEDGER_PGDATA")
+
+
 def test_the_traceback_is_shown_when_asked_for(tmp_path: Path):
     env = ledger_env(tmp_path, "notaurl")
     asked = run_ledger(env, "--traceback", "request", "r-1")
