@@ -38,6 +38,7 @@ from tests.support.page_layout import (
     sideways,
     spilling,
 )
+from tests.support.workbench import served_workbench
 
 ARTIFACTS = PROJECT_ROOT / "test-artifacts" / "report-layout"
 PAGES: dict[str, Callable[[Path], Path]] = {
@@ -233,3 +234,31 @@ def test_in_airflows_dark_mode_each_page_takes_its_dark_colours(show: Show, name
             page, "color", look.color(token, dark=True)
         ), f"{selector} {prop}"
     assert sideways(page) == []
+
+
+def test_the_workbench_as_served_fits_and_takes_airflows_look(
+    browser: Browser, database_url: str, tmp_path: Path
+) -> None:
+    """The queue and a break's page as the workbench serves them (Airflow's auth manager, a
+    real reconciliation's breaks; tests/support/workbench.py), each opened from its file."""
+    look = airflow_look()
+    with served_workbench(database_url, tmp_path) as bench:
+        served = {
+            "served-queue": bench.get("/ledger/breaks").text,
+            "served-break": bench.get(f"/ledger/breaks/{min(bench.breaks.values())}").text,
+        }
+    for name, markup in served.items():
+        (tmp_path / f"{name}.html").write_text(markup, encoding="utf-8")
+        for width in (NARROW, WIDE):
+            page = open_page(browser, tmp_path / f"{name}.html", width)
+            try:
+                page.screenshot(path=str(ARTIFACTS / f"{name}-{width}.png"), full_page=True)
+                assert sideways(page) == [], (name, width)
+                assert computed(page, "body", "font-family") == as_computed(
+                    page, "font-family", look.body_font
+                )
+                assert computed(page, "button.primary", "background-color") == as_computed(
+                    page, "color", look.color("brand.solid")
+                )
+            finally:
+                page.context.close()
