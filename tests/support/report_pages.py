@@ -251,6 +251,7 @@ def first_reconciliation() -> ReconciliationView:
             table_name="accounts",
             account=account,
             statement_balance=HUGE_TOTAL // 1_000 + i,
+            stated="2026-12-07",
             as_of=datetime(2026, 12, 8, tzinfo=UTC),
             ledger_balance_then=HUGE_TOTAL // 1_000,
             drift=i,
@@ -303,7 +304,7 @@ def queue_page(folder: Path) -> Path:
     (rendered by the workbench's own rows and page), written into `folder`."""
     from ledger_engine.reconcile.storage.queue import QueueFilter
     from ledger_engine.web.pages import page
-    from ledger_engine.web.workbench import QueueRow, age_words
+    from ledger_engine.web.workbench import Kept, QueueRow, age_words
 
     request = _request("/breaks")
     rows = [
@@ -333,6 +334,8 @@ def queue_page(folder: Path) -> Path:
         declared=first_reconciliation().sources,
         started=None,
         reconcile_url="/ledger/reconcile",
+        ui_prefix="",
+        kept=Kept(),
         user="admin",
         can_work=True,
         form_key="k" * 43,
