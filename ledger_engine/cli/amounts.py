@@ -50,8 +50,9 @@ def result_amounts(payload: Any, unit: Unit | None) -> dict[str, dict[str, Any]]
 
 def result_words(payload: Any, unit: Unit | None) -> str:
     """A result payload for a person: "account_id alice, balance 28,092.32 EUR" (its integers
-    as money in `unit`, where the stream has one); canonical JSON where it is no object."""
-    if not isinstance(payload, dict):
+    as money in `unit`); canonical JSON as it was stored where the stream has no one unit (an
+    integer might count any of its tables' units) or the payload is no object."""
+    if unit is None or not isinstance(payload, dict):
         return canonical_json(payload)
 
     def shown(value: Any) -> str:
