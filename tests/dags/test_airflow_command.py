@@ -43,6 +43,7 @@ from tests.support.airflow_stack import (
     switched_on,
 )
 from tests.support.bank import deposit, transfer
+from tests.support.html_page import Page as ParsedPage
 
 DAG_ID = "ledger_pipeline"
 TASKS = PIPELINE_TASKS
@@ -174,15 +175,33 @@ def test_a_reader_gets_the_pages_and_nothing_outside_their_folders(
     assert b"&lt;script&gt;alert(1)&lt;/script&gt;.html" in body
 
 
-def test_a_read_only_user_may_read_but_not_trigger(stack: Stack) -> None:
+def runs_of(stack: Stack, dag_id: str) -> int:
+    """How many runs of `dag_id` Airflow has, as its REST API counts them."""
+    return stack.api("GET", f"/api/v2/dags/{dag_id}/dagRuns?limit=1")["total_entries"]
+
+
+def test_a_read_only_user_may_read_but_not_trigger(
+    stack: Stack, api_run: tuple[dict[str, Any], str, dict[str, str]]
+) -> None:
+    """The viewer reads the index of the pages (the run's audit wrote it), which links to
+    every audit page written; a trigger of theirs is refused, and makes no run."""
     viewer = stack.token("viewer")
-    code, _, _ = fetch(
+    code, headers, body = fetch(
         stack.url + "/ledger/reports/index.html", {"Authorization": f"Bearer {viewer}"}
     )
     assert code == 200
+    shown = ParsedPage(body.decode())
+    assert headers["content-type"].startswith("text/html"), headers
+    assert shown.find("h1") and "Ledger audits" in shown.text, shown.text[:300]
+    written = {page.name for page in (stack.data_dir / "reports").glob("audit-*.html")}
+    linked = {Path(a.attrs["href"]).name for a in shown.find("a") if "href" in a.attrs}
+    assert written and written <= linked, (written, linked)
+
+    runs = runs_of(stack, DAG_ID)
     with pytest.raises(urllib.error.HTTPError) as refused:
         stack._call("POST", f"/api/v2/dags/{DAG_ID}/dagRuns", {"logical_date": None}, viewer)
     assert refused.value.code == 403
+    assert runs_of(stack, DAG_ID) == runs, "the refused trigger made a run"
 
 
 # --- The UI path, in a browser -------------------------------------------------------------
