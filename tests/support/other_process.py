@@ -59,7 +59,10 @@ class OtherHashSeed:
         assert self.process.stdin is not None and self.process.stdout is not None
         pickle.dump((function.__module__, function.__qualname__, args, kwargs), self.process.stdin)
         self.process.stdin.flush()
-        done, answer = pickle.load(self.process.stdout)
+        try:
+            done, answer = pickle.load(self.process.stdout)
+        except EOFError:
+            raise AssertionError(f"the other process ended ({self.process.wait()})") from None
         assert done, f"{function.__qualname__} failed in the other process:\n{answer}"
         return answer
 
