@@ -37,13 +37,15 @@ def complain(text: str) -> None:
 
 
 def progress() -> Progress:
-    """A progress bar on the console: description, bar, done of total, time elapsed."""
+    """A progress bar on the console: description, bar, done of total, time elapsed; on a
+    terminal only (a log keeps the lines printed above it, not the bar's last drawing)."""
     return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         console=console,
+        disable=not console.is_terminal,
     )
 
 

@@ -39,6 +39,10 @@ def committed(
     env = ledger_env(data, libpq_form(module_make_database_url()))
     done = run_ledger(env, "run")
     assert done.returncode == 0, done.stdout + done.stderr
+    # The batch's line, as a log keeps it: whole, however narrow a terminal would have been.
+    [batch] = [line for line in done.stdout.splitlines() if line.startswith("micro-batch 0: ")]
+    assert batch.startswith("micro-batch 0: 5 events, 3 applied, 2 rejected, 0 duplicates in ")
+    assert batch.endswith(" events/s"), batch
     return env
 
 
