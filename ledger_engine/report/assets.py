@@ -1,9 +1,9 @@
-"""The page's inline style and script, and the Content Security Policy that names them.
+"""The page's inline style and scripts, and the Content Security Policy that names them.
 
-Both are files of the package (`static/report.css`, `static/charts.js`) so that they read as
-CSS and JavaScript; every page carries them inline, so that it works offline as one file. The
-policy names each by the sha256 of its inline source (base64, as CSP wants it): the browser
-runs that style and that script and nothing else.
+They are files of the package (`static/report.css`, `static/charts.js`, `static/theme.js`) so
+that they read as CSS and JavaScript; every page carries them inline, so that it works offline
+as one file. The policy names each by the sha256 of its inline source (base64, as CSP wants
+it): the browser runs that style and those scripts and nothing else.
 """
 
 from __future__ import annotations
@@ -39,30 +39,35 @@ class InlineSource:
 
 @dataclass(frozen=True)
 class Assets:
-    """The inline style and script of the report, and the policies that allow only them."""
+    """The inline style and scripts of the report, and the policies that allow only them."""
 
     style: InlineSource
-    script: InlineSource
+    script: InlineSource  # the charts
+    theme: InlineSource  # the colour mode of Airflow's frame (every page, the workbench's too)
 
     @property
     def page_policy(self) -> str:
-        """A run's page: only this style and this script may run; nothing is fetched, no other
-        script executes."""
+        """A run's page: only this style and these scripts may run; nothing is fetched, no
+        other script executes."""
         return (
             f"default-src 'none'; style-src {self.style.csp_hash};"
-            f" script-src {self.script.csp_hash}; base-uri 'none'; form-action 'none'"
+            f" script-src {self.theme.csp_hash} {self.script.csp_hash}; base-uri 'none';"
+            " form-action 'none'"
         )
 
     @property
     def index_policy(self) -> str:
-        """The index: the style only (it has no script)."""
-        return f"default-src 'none'; style-src {self.style.csp_hash}; base-uri 'none'"
+        """The index: the style and the colour mode's script (it has no chart)."""
+        return (
+            f"default-src 'none'; style-src {self.style.csp_hash};"
+            f" script-src {self.theme.csp_hash}; base-uri 'none'"
+        )
 
 
 @cache
 def assets() -> Assets:
-    """The report's style and script, read once from the package's `static/` files."""
-    return Assets(style=_read("report.css"), script=_read("charts.js"))
+    """The report's style and scripts, read once from the package's `static/` files."""
+    return Assets(style=_read("report.css"), script=_read("charts.js"), theme=_read("theme.js"))
 
 
 def _read(name: str) -> InlineSource:

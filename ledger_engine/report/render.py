@@ -2,8 +2,8 @@
 Jinja2 templates in `templates/`.
 
 Autoescaping is on in every template: a check's name, a finding, a rejection reason or a link
-comes from data and is always shown as text. Only three things go into a page as they are: the
-package's own style and script (`static/`, see `assets`) and the chart data, which
+comes from data and is always shown as text. Only these go into a page as they are: the
+package's own style and scripts (`static/`, see `assets`) and the chart data, which
 `script_json` escapes for a <script> element. Undefined names are errors (StrictUndefined): a
 template that misspells one fails to render rather than leave a blank.
 """
@@ -68,6 +68,7 @@ def _charted_page(template: str, page: Any) -> str:
         template,
         policy=inline.page_policy,
         style=Markup(inline.style.source),
+        theme=Markup(inline.theme.source),
         script=Markup(inline.script.source),
         page=page,
     )
@@ -86,6 +87,7 @@ def render_index(pages: Summaries, reconciliations: Summaries = ()) -> str:
         "index.html",
         policy=inline.index_policy,
         style=Markup(inline.style.source),
+        theme=Markup(inline.theme.source),
         rows=index_rows(pages, to_reconciliations),
         counts=INDEX_COUNTS,
         reconciliations=reconciliation_rows(reconciliations, to_audits),

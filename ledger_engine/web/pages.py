@@ -30,8 +30,11 @@ def _utc(moment: datetime) -> str:
 
 
 _TEMPLATES.filters["utc"] = _utc
-# The pages' one style, the reports' own (Airflow's look): `<style>{{ style }}</style>`.
+# The pages' one style, the reports' own (Airflow's look): `<style>{{ style }}</style>`; and
+# the script that gives them the colour mode of Airflow's frame, allowed by its hash alone.
 _TEMPLATES.globals["style"] = Markup(assets().style.source)
+_TEMPLATES.globals["theme"] = Markup(assets().theme.source)
+_TEMPLATES.globals["theme_hash"] = Markup(assets().theme.csp_hash)
 
 
 def mounted(request: Request, path: str) -> str:

@@ -347,7 +347,7 @@ def test_labels_from_data_are_shown_as_text_never_as_markup(recorded: Recorded):
         assert label not in markup
         assert label in page.text
     assert page.find("img") == [] and page.find("b") == []
-    assert len(page.find("script")) == 2  # the chart data and the report's script
+    assert len(page.find("script")) == 3  # the colour mode's script, the chart data, the charts
     assert HOSTILE not in page.json_data  # the chart data holds counts and fixed labels only
 
 

@@ -33,8 +33,11 @@ from tests.support.page_layout import (
     column_lines,
     computed,
     computed_all,
+    framed,
     open_page,
+    open_url,
     scrolling_boxes,
+    served_folder,
     sideways,
     spilling,
 )
@@ -234,6 +237,44 @@ def test_in_airflows_dark_mode_each_page_takes_its_dark_colours(show: Show, name
             page, "color", look.color(token, dark=True)
         ), f"{selector} {prop}"
     assert sideways(page) == []
+
+
+# Airflow's UI showing a page in its frame, in the colour mode the user chose in Airflow (as
+# Airflow sets it: a class and the color-scheme of its root), which may not be the system's.
+AIRFLOW_FRAME = """<!doctype html>
+<html class="{mode}" style="color-scheme: {mode}"><body style="margin: 0">
+<iframe src="{page}" style="width: 100%; height: 900px; border: 0"></iframe>
+</body></html>"""
+
+
+@pytest.mark.parametrize(("airflow", "system"), [("dark", "light"), ("light", "dark")])
+@pytest.mark.parametrize("name", PAGES)
+def test_in_airflows_frame_a_page_takes_the_mode_airflow_shows(
+    browser: Browser, written: dict[str, Path], name: str, airflow: str, system: str
+) -> None:
+    look = airflow_look()
+    folder = written[name].parent
+    frame_page = folder / f"airflow-{airflow}.html"
+    frame_page.write_text(AIRFLOW_FRAME.format(mode=airflow, page=written[name].name))
+    with served_folder(folder) as url:
+        page = open_url(browser, f"{url}/{frame_page.name}", NARROW, dark=system == "dark")
+        try:
+            shown = framed(page)
+            assert computed(shown, "body", "background-color") == as_computed(
+                shown, "color", look.color("bg", dark=airflow == "dark")
+            )
+            # The user switches Airflow's mode: the page follows.
+            page.evaluate(
+                "mode => { const root = document.documentElement;"
+                " root.className = mode; root.style.colorScheme = mode; }",
+                system,
+            )
+            page.wait_for_timeout(100)
+            assert computed(shown, "body", "background-color") == as_computed(
+                shown, "color", look.color("bg", dark=system == "dark")
+            )
+        finally:
+            page.context.close()
 
 
 def test_the_workbench_as_served_fits_and_takes_airflows_look(

@@ -331,22 +331,22 @@ def test_a_suites_link_reads_details_unless_the_suite_names_it() -> None:
 # --- Self-contained, and locked by its policy ----------------------------------------------
 
 
-def test_the_page_policy_names_the_hashes_of_its_inline_style_and_script() -> None:
+def test_the_page_policy_names_the_hashes_of_its_inline_style_and_scripts() -> None:
     markup = render_page(AuditReport([passed()]), TWO_BATCHES, WRITTEN)
 
     (style,) = inline(markup, "style")
-    (script,) = inline(markup, "script")
+    theme, charts = inline(markup, "script")
     assert policy(Page(markup)) == (
-        f"default-src 'none'; style-src {csp_hash(style)}; script-src {csp_hash(script)};"
-        " base-uri 'none'; form-action 'none'"
+        f"default-src 'none'; style-src {csp_hash(style)};"
+        f" script-src {csp_hash(theme)} {csp_hash(charts)}; base-uri 'none'; form-action 'none'"
     )
 
 
-def test_the_inline_style_and_script_are_the_packages_static_files() -> None:
+def test_the_inline_style_and_scripts_are_the_packages_static_files() -> None:
     markup = render_page(AuditReport([passed()]), TWO_BATCHES, WRITTEN)
 
     assert inline(markup, "style") == [static_file("report.css")]
-    assert inline(markup, "script") == [static_file("charts.js")]
+    assert inline(markup, "script") == [static_file("theme.js"), static_file("charts.js")]
 
 
 def test_a_page_loads_nothing_from_elsewhere() -> None:
@@ -354,17 +354,19 @@ def test_a_page_loads_nothing_from_elsewhere() -> None:
 
     assert [e.tag for e in page.elements if "src" in e.attrs] == []
     assert page.find("link") == [] and page.find("img") == []
-    assert len(page.find("script")) == 2  # the chart data and the one script
+    assert len(page.find("script")) == 3  # the colour mode's script, the chart data, the charts
 
 
-def test_the_index_policy_names_the_hash_of_its_inline_style_and_allows_no_script() -> None:
+def test_the_index_policy_names_its_style_and_allows_only_the_colour_modes_script() -> None:
     markup = render_index([])
 
     (style,) = inline(markup, "style")
-    assert (
-        policy(Page(markup)) == f"default-src 'none'; style-src {csp_hash(style)}; base-uri 'none'"
+    (theme,) = inline(markup, "script")
+    assert theme == static_file("theme.js")
+    assert policy(Page(markup)) == (
+        f"default-src 'none'; style-src {csp_hash(style)}; script-src {csp_hash(theme)};"
+        " base-uri 'none'"
     )
-    assert Page(markup).find("script") == []
 
 
 # --- The charts' data ----------------------------------------------------------------------
@@ -402,7 +404,7 @@ def test_chart_data_cannot_end_or_bend_its_script_element() -> None:
     data = chart_json(markup)
     assert set(data) & set("<>&\u2028\u2029") == set()
     assert json.loads(data)["rejections"] == [{"reason": reason, "events": 1}]
-    assert len(Page(markup).find("script")) == 2  # no element was smuggled in
+    assert len(Page(markup).find("script")) == 3  # no element was smuggled in
 
 
 def test_the_chart_numbers_are_also_in_tables() -> None:

@@ -12,11 +12,14 @@ an element.
 from __future__ import annotations
 
 import contextlib
+import functools
+import threading
 from collections.abc import Iterator
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Frame, Page, sync_playwright
 
 from tests.support.browser import CHROMIUM
 
@@ -40,11 +43,16 @@ def chromium() -> Iterator[Browser]:
 def open_page(browser: Browser, path: Path, width: int, *, dark: bool = False) -> Page:
     """`path` shown in a window `width` pixels wide (900 high), its scripts run, in the light
     or the dark colour scheme. The caller closes it (`page.context.close()`)."""
+    return open_url(browser, path.as_uri(), width, dark=dark)
+
+
+def open_url(browser: Browser, url: str, width: int, *, dark: bool = False) -> Page:
+    """The page at `url`, as `open_page` shows a file."""
     context = browser.new_context(
         viewport={"width": width, "height": 900}, color_scheme="dark" if dark else "light"
     )
     page = context.new_page()
-    page.goto(path.as_uri())
+    page.goto(url)
     page.wait_for_load_state("load")
     return page
 
@@ -145,13 +153,13 @@ def axis_labels(page: Page, chart: str) -> list[str]:
     return page.evaluate(_AXIS_LABELS, chart)
 
 
-def computed(page: Page, selector: str, prop: str) -> str:
+def computed(page: Page | Frame, selector: str, prop: str) -> str:
     """The computed value of CSS property `prop` of the first element of `selector`."""
     style = "(e, p) => getComputedStyle(e).getPropertyValue(p)"
     return page.eval_on_selector(selector, style, prop)
 
 
-def as_computed(page: Page, prop: str, value: str) -> str:
+def as_computed(page: Page | Frame, prop: str, value: str) -> str:
     """`value` of CSS property `prop` as the browser computes it (so that two ways of writing
     one colour or one font list compare equal)."""
     return page.evaluate(
@@ -171,3 +179,31 @@ def computed_all(page: Page, selector: str, prop: str) -> set[str]:
     """The computed values of CSS property `prop` over every element of `selector`."""
     style = "(found, p) => found.map((e) => getComputedStyle(e).getPropertyValue(p))"
     return set(page.eval_on_selector_all(selector, style, prop))
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        """Says nothing: a test's output is its own."""
+
+
+@contextlib.contextmanager
+def served_folder(folder: Path) -> Iterator[str]:
+    """`folder` served over HTTP on 127.0.0.1 (its files, as a web server would), for pages
+    that must share an origin with the page that frames them; yields the base URL."""
+    handler = functools.partial(_QuietHandler, directory=str(folder))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def framed(page: Page) -> Frame:
+    """The one frame a page frames (Airflow's UI frames the ledger's pages)."""
+    (inner,) = [frame for frame in page.frames if frame != page.main_frame]
+    inner.wait_for_load_state("load")
+    return inner
