@@ -5,7 +5,8 @@ A file lands there whole (written under a hidden name, a leading `.`, and rename
 files are): hidden files are passed over. Files are taken source by source in name order,
 each parsed in its source's format and kept in its own transaction
 (`reconcile.storage.statements.record_file`), so a run that stops half-way leaves every
-file either kept or untouched, and the next run takes up the rest. A file already landed
+file either kept or untouched, and the next run takes up the rest. A file the store cannot take
+is kept as rejected with its reason, and the run goes on: no file stops the others. A file already landed
 with the same name, size and modification time is passed over without being read.
 """
 
