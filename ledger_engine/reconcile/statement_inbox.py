@@ -6,8 +6,9 @@ files are): hidden files are passed over. Files are taken source by source in na
 each parsed in its source's format and kept in its own transaction
 (`reconcile.storage.statements.record_file`), so a run that stops half-way leaves every
 file either kept or untouched, and the next run takes up the rest. A file the store cannot take
-is kept as rejected with its reason, and the run goes on: no file stops the others. A file already landed
-with the same name, size and modification time is passed over without being read.
+is kept as rejected with its reason, and the run goes on: no file stops the others. A file
+already landed with the same name, size and modification time is passed over without being
+read.
 """
 
 from __future__ import annotations
