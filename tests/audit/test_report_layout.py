@@ -40,6 +40,7 @@ from tests.support.page_layout import (
     served_folder,
     sideways,
     spilling,
+    squeezed_cells,
 )
 from tests.support.workbench import served_workbench
 
@@ -104,6 +105,14 @@ def test_in_a_wide_window_every_column_of_every_table_shows(show: Show, name: st
 
     assert sideways(page) == []
     assert scrolling_boxes(page) == []  # no table scrolls in its own box, hiding columns
+
+
+@pytest.mark.parametrize("width", [NARROW, WIDE])
+@pytest.mark.parametrize("name", PAGES)
+def test_no_column_is_squeezed_to_a_sliver(show: Show, name: str, width: int) -> None:
+    page = show(name, width)
+
+    assert squeezed_cells(page) == []
 
 
 @pytest.mark.parametrize("width", [NARROW, WIDE])

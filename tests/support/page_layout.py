@@ -131,6 +131,26 @@ _COLUMN_LINES = """(heading) => {
 }"""
 
 
+# Each table cell holding a long word (over 20 characters: a run id, a file name, a reference,
+# which may break anywhere) whose lines hold fewer than `chars` characters on average: its
+# column was squeezed to a sliver, and the word is set a few letters a line.
+_SQUEEZED = """(chars) => [...document.querySelectorAll("td, th")].flatMap((cell) => {
+  const text = cell.textContent.trim().replace(/\\s+/g, " ");
+  if (!text.split(" ").some((word) => word.length > 20)) return [];
+  const range = document.createRange();
+  range.selectNodeContents(cell);
+  const lines = new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size;
+  return lines > 1 && text.length / lines < chars
+    ? [`${text.slice(0, 40)}: ${lines} lines of ${text.length} characters`] : [];
+})"""
+
+
+def squeezed_cells(page: Page, chars: int = 12) -> list[str]:
+    """The table cells of `page` holding a long word set fewer than `chars` characters a
+    line, one line each."""
+    return page.evaluate(_SQUEEZED, chars)
+
+
 def column_lines(page: Page, heading: str) -> list[tuple[str, str, int]]:
     """(table, text, lines) for each cell of each table's column headed `heading` (any case)."""
     return [tuple(row) for row in page.evaluate(_COLUMN_LINES, heading.lower())]
