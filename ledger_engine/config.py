@@ -46,6 +46,8 @@ ON_EVENTS = "events"
 PIPELINE_SCHEDULE = ON_EVENTS
 REPLAY_SCHEDULE = "@daily"
 RECONCILE_SCHEDULE = "@daily"
+# Characters of a note on a break (a match by hand, a write-off): a reason, not a document.
+NOTE_LIMIT = 2_000
 
 
 def traceback_setting(env: Mapping[str, str]) -> bool:

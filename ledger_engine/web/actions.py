@@ -22,7 +22,9 @@ from airflow.api_fastapi.auth.managers.models.base_user import BaseUser
 from fastapi import APIRouter, Form, Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from ledger_engine.config import NOTE_LIMIT
 from ledger_engine.errors import ResolutionRefused
+from ledger_engine.reconcile.break_states import MANUAL_MATCH, WRITTEN_OFF
 from ledger_engine.reconcile.resolve import manual_match, write_off
 from ledger_engine.reconcile.storage.queue import QueueFilter
 from ledger_engine.reconcile.storage.resolutions import require_note
@@ -31,7 +33,6 @@ from ledger_engine.web.pages import mounted
 from ledger_engine.web.reconcile_runs import NotStarted, start_reconciliation
 from ledger_engine.web.workbench import (
     DONE,
-    NOTE_LIMIT,
     Kept,
     LedgerSide,
     Reader,
@@ -76,14 +77,14 @@ def match(
     """Match the breaks chosen (and `from_break`, the page's own) by hand."""
     check_form(request, form_key_)
     chosen = sorted(set(break_id or []) | ({from_break} if from_break is not None else set()))
-    kept = Kept(frozenset(break_id or ()), note)
+    kept = Kept("match", frozenset(break_id or ()), note)
     if (blank := _note_refusal(note)) is not None:  # lacks what it needs: not a conflict
         return _match_refused(request, side, user, from_break, blank, kept, bad_request=True)
     try:
         manual_match(side.engine, chosen, who=who(user), note=note)
     except ResolutionRefused as refused:
         return _match_refused(request, side, user, from_break, str(refused), kept)
-    return _redirect(request, f"breaks/{chosen[0]}", "matched")
+    return _redirect(request, f"breaks/{chosen[0]}", MANUAL_MATCH)
 
 
 @router.post("/breaks/{break_id}/write-off")
@@ -97,7 +98,7 @@ def write_break_off(
 ) -> Response:
     """Write the break off: its adjusting event landed in the event inbox."""
     check_form(request, form_key_)
-    kept = Kept(note=note)
+    kept = Kept("write-off", note=note)
     if (blank := _note_refusal(note)) is not None:  # lacks what it needs: not a conflict
         said, code = f"Refused: {blank}", status.HTTP_400_BAD_REQUEST
         return break_view(request, side, user, break_id, refused=said, code=code, kept=kept)
@@ -112,7 +113,7 @@ def write_break_off(
         said = f"Refused: {refused}"
         return break_view(request, side, user, break_id, refused=said, kept=kept)
     if posting.request_id is None:
-        return _redirect(request, f"breaks/{break_id}", "written_off")
+        return _redirect(request, f"breaks/{break_id}", WRITTEN_OFF)
     return _redirect(request, f"breaks/{break_id}", "posted_again" if posting.again else "posted")
 
 

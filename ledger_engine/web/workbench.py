@@ -25,10 +25,17 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request, status
 from fastapi.responses import HTMLResponse, Response
 from sqlalchemy import Engine
 
-from ledger_engine.config import Settings
+from ledger_engine.config import NOTE_LIMIT, Settings
 from ledger_engine.core.declarations import StreamingLedger
 from ledger_engine.core.money import Unit, money_text
 from ledger_engine.errors import SourcesError
+from ledger_engine.reconcile.break_states import (
+    MANUAL_MATCH,
+    OPEN,
+    WRITTEN_OFF,
+    WriteOffStage,
+    write_off_stage,
+)
 from ledger_engine.reconcile.matching import BREAK_REASONS, reason_words
 from ledger_engine.reconcile.sources import Sources, load_sources
 from ledger_engine.reconcile.storage.queue import (
@@ -51,13 +58,11 @@ from ledger_engine.web.links import MOUNT
 from ledger_engine.web.pages import mounted, page
 from ledger_engine.web.reconcile_runs import StartedRun, started_run
 
-NOTE_LIMIT = 2_000  # characters of a note: a reason, not a document
-REASONS = ("missing_in_ledger", "missing_in_statement", "amount_mismatch", "duplicate")
 # What a redirect after an action tells the page it lands on (by code: never text from the
 # request, which a link could forge).
 DONE = {
-    "matched": "Matched by hand.",
-    "written_off": "Written off: nothing to adjust, the break is resolved.",
+    MANUAL_MATCH: "Matched by hand.",
+    WRITTEN_OFF: "Written off: nothing to adjust, the break is resolved.",
     "posted": "Write-off posted: the adjusting event is in the event inbox.",
     "posted_again": "Write-off posted again: the same adjusting event is in the event inbox.",
 }
@@ -65,8 +70,10 @@ DONE = {
 
 @dataclass(frozen=True)
 class Kept:
-    """What a person ticked and typed in a form that was refused: the page shows it again."""
+    """What a person ticked and typed in a form that was refused (`form`: "match" or
+    "write-off"): the page shows it again in that form."""
 
+    form: str = ""
     chosen: frozenset[int] = frozenset()
     note: str = ""
 
@@ -182,7 +189,7 @@ def queue_view(
         page_size=QUEUE_PAGE,
         open_total=sum(counts.values()),
         source_choices=sorted({s for s, _ in counts} | set(units)),
-        reason_choices=[(r, reason_words(r)) for r in REASONS],
+        reason_choices=[(r, reason_words(r)) for r in BREAK_REASONS],
         declared=sorted(units),
         started=started,
         reconcile_url=mounted(request, "reconcile"),
@@ -212,7 +219,9 @@ def break_view(
     sources = side.sources()
     unit = sources.units.get(item.source) if sources is not None else None
     now = datetime.now(UTC)
-    candidates = match_candidates(side.engine, item) if item.status == "open" else ()
+    is_open = item.status == OPEN
+    stage = write_off_stage(item.write_off_request_id, item.write_off_outcome, item.resolution)
+    candidates = match_candidates(side.engine, item) if is_open else ()
     return page(
         request,
         "break.html",
@@ -220,14 +229,16 @@ def break_view(
         item=item,
         reason=reason_words(item.reason),
         money=lambda units: "" if units is None else money_text(units, unit),
-        write_off=_write_off_state(item),
+        is_open=is_open,
+        settled_by_write_off=item.resolution == WRITTEN_OFF,
+        write_off=write_off_words(stage, item.write_off_request_id, short=False),
         history=break_history(side.engine, break_id),
-        settled_by=settling_movements(side.engine, break_id) if item.status != "open" else (),
+        settled_by=() if is_open else settling_movements(side.engine, break_id),
         candidates=[
             _row(request, b, {item.source: unit} if unit else {}, now)
             for b in _partners(item, candidates)
         ],
-        own_write_off_waits=_waits(item.write_off_request_id, item.write_off_outcome),
+        own_write_off_waits=stage is not None and stage.waits,
         write_off_url=mounted(request, f"breaks/{item.break_id}/write-off"),
         kept=kept,
         **_write_off_offer(item, sources, unit),
@@ -248,8 +259,7 @@ def _write_off_offer(item: BreakItems, sources: Sources | None, unit: Unit | Non
     return {
         "write_off_stream": stream.stream if stream is not None else None,
         "adjustment": _adjustment(item, unit),
-        "write_off_offered": item.status == "open"
-        and not _waits(item.write_off_request_id, item.write_off_outcome),
+        "write_off_offered": item.status == OPEN and not _waits(item),
     }
 
 
@@ -257,20 +267,21 @@ def _partners(item: BreakItems, candidates: Sequence[QueuedBreak]) -> list[Queue
     """The open breaks `item` can be matched with by hand (what `record_manual_match`
     takes): none while its own write-off waits; else those without one waiting that bring a
     side it lacks (a statement entry alone needs a ledger movement, and the other way)."""
-    if _waits(item.write_off_request_id, item.write_off_outcome):
+    if _waits(item):
         return []
     return [
         other
         for other in candidates
-        if not _waits(other.write_off_request_id, other.write_off_outcome)
+        if not _waits(other)
         and (item.batch_id is not None or other.ledger_amount is not None)
         and (item.file_id is not None or other.statement_amount is not None)
     ]
 
 
-def _waits(request_id: str | None, outcome: str | None) -> bool:
-    """Whether a write-off was posted and not rejected: its adjustment is on its way."""
-    return request_id is not None and outcome != "rejected"
+def _waits(item: BreakItems | QueuedBreak) -> bool:
+    """Whether the open break's write-off is on its way (posted or committed)."""
+    stage = write_off_stage(item.write_off_request_id, item.write_off_outcome)
+    return stage is not None and stage.waits
 
 
 def _working(request: Request, user: BaseUser, said: str | None, refused: str | None) -> dict:
@@ -282,6 +293,7 @@ def _working(request: Request, user: BaseUser, said: str | None, refused: str | 
         "form_key": form_key(request),
         "form_key_field": FORM_KEY_FIELD,
         "match_url": mounted(request, "breaks/match"),
+        "note_limit": NOTE_LIMIT,
         "said": said,
         "refused": refused,
     }
@@ -318,7 +330,11 @@ def _row(request: Request, item: QueuedBreak, units: dict[str, Unit], now: datet
         amount=" vs ".join(sides),
         reference=item.statement_reference or item.request_id or "",
         age=age_words(now - item.opened_at),
-        write_off=_pending_words(item.write_off_request_id, item.write_off_outcome),
+        write_off=write_off_words(
+            write_off_stage(item.write_off_request_id, item.write_off_outcome),
+            item.write_off_request_id,
+            short=True,
+        ),
     )
 
 
@@ -327,50 +343,48 @@ def age_words(age: timedelta) -> str:
     return "under a day" if age < timedelta(days=1) else plural(age.days, "day")
 
 
-def _pending_words(request_id: str | None, outcome: str | None) -> str:
-    """Where an open break's last write-off stands, in a few words ("" for none posted)."""
-    if request_id is None:
+# What each stage of a write-off is called: a few words for the queue's rows, and a sentence
+# for the break's page (`{request}`: the adjusting event's request id).
+_WRITE_OFF_WORDS = {
+    WriteOffStage.POSTED: (
+        "write-off pending: waiting for the pipeline",
+        "Write-off pending: the adjusting event {request} waits in the event inbox for the"
+        " pipeline to commit it; the next reconciliation then settles the break.",
+    ),
+    WriteOffStage.APPLIED: (
+        "write-off committed: waiting for reconciliation",
+        "Write-off pending: the pipeline committed the adjusting event {request}; the next"
+        " reconciliation settles the break.",
+    ),
+    WriteOffStage.REJECTED: (
+        "write-off rejected by the ledger",
+        "The ledger rejected the adjusting event {request}: writing the break off again posts"
+        " a new one.",
+    ),
+    WriteOffStage.SETTLED: (
+        "written off",
+        "Written off: the adjusting event {request} was committed and reconciliation settled it.",
+    ),
+    WriteOffStage.NOTHING_TO_ADJUST: (
+        "written off",
+        "Written off: there was nothing to adjust.",
+    ),
+}
+
+
+def write_off_words(stage: WriteOffStage | None, request_id: str | None, *, short: bool) -> str:
+    """Where a break's write-off stands (`stage`), in a few words (`short`, for the queue) or
+    a sentence (for the break's page); empty for a break with none."""
+    if stage is None:
         return ""
-    if outcome is None:
-        return "write-off pending: waiting for the pipeline"
-    if outcome == "applied":
-        return "write-off applied: waiting for reconciliation"
-    return "write-off rejected by the ledger"
-
-
-def _write_off_state(item: BreakItems) -> str | None:
-    """A sentence on the break's write-off: pending, applied, rejected or settled; None for
-    a break that has none."""
-    if item.resolution == "written_off":
-        if item.write_off_request_id is None:
-            return "Written off: there was nothing to adjust."
-        return (
-            f"Written off: the adjusting event {item.write_off_request_id} was committed and"
-            " reconciliation settled it."
-        )
-    if item.write_off_request_id is None:
-        return None
-    if item.write_off_outcome is None:
-        return (
-            f"Write-off pending: the adjusting event {item.write_off_request_id} waits in the"
-            " event inbox for the pipeline to commit it; the next reconciliation then settles"
-            " the break."
-        )
-    if item.write_off_outcome == "applied":
-        return (
-            f"Write-off pending: the pipeline committed the adjusting event"
-            f" {item.write_off_request_id}; the next reconciliation settles the break."
-        )
-    return (
-        f"The ledger rejected the adjusting event {item.write_off_request_id}: writing the"
-        " break off again posts a new one."
-    )
+    few, sentence = _WRITE_OFF_WORDS[stage]
+    return few if short else sentence.format(request=request_id)
 
 
 def _adjustment(item: BreakItems, unit: Unit | None) -> str | None:
     """The amount a write-off of the open break would post, as money; None when resolved or
     when there is nothing to adjust (a duplicate: the write-off resolves it at once)."""
-    if item.status != "open":
+    if item.status != OPEN:
         return None
     amount = adjustment_amount(item.reason, item.statement_amount, item.ledger_amount)
     if amount == 0:

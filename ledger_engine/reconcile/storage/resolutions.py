@@ -21,7 +21,14 @@ from datetime import date, datetime
 from psycopg2.extras import NamedTupleCursor
 from sqlalchemy import Engine
 
+from ledger_engine.core.records import APPLIED, REJECTED
 from ledger_engine.errors import ResolutionRefused
+from ledger_engine.reconcile.break_states import (
+    MANUAL_MATCH,
+    OPEN,
+    WRITE_OFF_POSTED,
+    WRITTEN_OFF,
+)
 from ledger_engine.reconcile.storage.runs import (
     append_history,
     insert_match,
@@ -30,8 +37,6 @@ from ledger_engine.reconcile.storage.runs import (
 from ledger_engine.reconcile.storage.sql_files import statement
 from ledger_engine.reconcile.write_offs import adjustment_amount, write_off_request_id
 from ledger_engine.store.locks import RECONCILE_LOCK
-
-APPLIED, REJECTED = "applied", "rejected"
 
 
 @dataclass(frozen=True)
@@ -91,8 +96,8 @@ def record_manual_match(engine: Engine, break_ids: Sequence[int], *, who: str, n
             items=(statement_items, ledger_items),
         )
         for item in breaks:
-            resolve_break(cursor, item.break_id, "manual_match")
-            append_history(cursor, item.break_id, "manual_match", who, None, match_id, note=note)
+            resolve_break(cursor, item.break_id, MANUAL_MATCH)
+            append_history(cursor, item.break_id, MANUAL_MATCH, who, None, match_id, note=note)
     return match_id
 
 
@@ -125,12 +130,12 @@ def record_write_off(
                 posting, request_id=item.posted_request_id, note=item.posted_note, again=True
             )
         if amount == 0:  # nothing to adjust: the write-off resolves the break now
-            resolve_break(cursor, break_id, "written_off")
-            append_history(cursor, break_id, "written_off", who, None, None, note=note)
+            resolve_break(cursor, break_id, WRITTEN_OFF)
+            append_history(cursor, break_id, WRITTEN_OFF, who, None, None, note=note)
             return posting
         request_id = write_off_request_id(break_id, item.posted_attempts + 1)
         append_history(
-            cursor, break_id, "write_off_posted", who, None, None, note=note, request_id=request_id
+            cursor, break_id, WRITE_OFF_POSTED, who, None, None, note=note, request_id=request_id
         )
     return replace(posting, request_id=request_id)
 
@@ -160,7 +165,7 @@ def _lock(cursor, break_ids: Sequence[int]) -> list:
     missing = sorted(set(wanted) - {b.break_id for b in found})
     if missing:
         raise ResolutionRefused(f"no break {', '.join(map(str, missing))}")
-    resolved = [b.break_id for b in found if b.status != "open"]
+    resolved = [b.break_id for b in found if b.status != OPEN]
     if resolved:
         raise ResolutionRefused(f"break {', '.join(map(str, resolved))} is not open")
     return found

@@ -25,6 +25,7 @@ from datetime import date, datetime
 from psycopg2.extras import NamedTupleCursor, execute_values
 from sqlalchemy import Engine
 
+from ledger_engine.reconcile.break_states import MATCHED, OPENED, SUPERSEDED, WRITTEN_OFF
 from ledger_engine.reconcile.matching import Break, LedgerItem, MatchingOutcome, StatementItem
 from ledger_engine.reconcile.rules import Rule
 from ledger_engine.reconcile.storage.sql_files import statement
@@ -390,11 +391,11 @@ def _settle_write_offs(cursor, source: str, run_id: int, settlements: Sequence[S
             note=posted.note,
             items=(posted.statement_ids, settled.ledger_ids),
         )
-        resolve_break(cursor, posted.break_id, "written_off")
+        resolve_break(cursor, posted.break_id, WRITTEN_OFF)
         append_history(
             cursor,
             posted.break_id,
-            "written_off",
+            WRITTEN_OFF,
             posted.who,
             run_id,
             match_id,
@@ -480,7 +481,7 @@ def _apply_breaks(
     reason) and open the new ones, each change in the break's history; the new ones' ids."""
     for (_, entry, change), break_id in plan.closing.items():
         matched = match_of.get(("statement", entry)) or match_of.get(("ledger", change))
-        resolution = "matched" if matched is not None else "superseded"
+        resolution = MATCHED if matched is not None else SUPERSEDED
         resolve_break(cursor, break_id, resolution)
         append_history(cursor, break_id, resolution, who, run_id, matched)
     opened: list[int] = []
@@ -498,7 +499,7 @@ def _apply_breaks(
             ),
         )
         opened.append(cursor.fetchone()[0])
-        append_history(cursor, opened[-1], "opened", who, run_id, None)
+        append_history(cursor, opened[-1], OPENED, who, run_id, None)
     return opened
 
 
