@@ -232,6 +232,16 @@ def test_the_charts_and_the_primary_buttons_are_airflows_brand_colour(show: Show
     assert computed(queue, "button.primary", "color") == as_computed(queue, "color", "white")
 
 
+def test_the_workbenchs_controls_are_drawn_as_airflows_not_the_systems(show: Show) -> None:
+    look = airflow_look()
+    queue = show("breaks queue", WIDE)
+
+    assert computed_all(queue, "select", "appearance") == {"none"}  # its chevron, its border
+    assert computed_all(queue, "input[type=checkbox]", "accent-color") == {
+        as_computed(queue, "color", look.color("brand.solid"))
+    }
+
+
 @pytest.mark.parametrize("name", PAGES)
 def test_in_airflows_dark_mode_each_page_takes_its_dark_colours(show: Show, name: str) -> None:
     look = airflow_look()
