@@ -67,23 +67,24 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {name: write(folder / name.replace(" ", "-")) for name, write in PAGES.items()}
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def show(browser: Browser, written: dict[str, Path]) -> Iterator[Show]:
-    """`show(name, width, dark=False)`: the page `name` in a window `width` wide; its
-    screenshot is kept."""
-    opened: list[Page] = []
+    """`show(name, width, dark=False)`: the page `name` in a window `width` wide, opened once
+    for the module (the tests only read it); its screenshot is kept."""
+    opened: dict[tuple[str, int, bool], Page] = {}
 
     def shown(name: str, width: int, *, dark: bool = False) -> Page:
-        page = open_page(browser, written[name], width, dark=dark)
-        opened.append(page)
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        scheme = "-dark" if dark else ""
-        shot = ARTIFACTS / f"{name.replace(' ', '-')}-{width}{scheme}.png"
-        page.screenshot(path=str(shot), full_page=True)
-        return page
+        if (name, width, dark) not in opened:
+            page = open_page(browser, written[name], width, dark=dark)
+            opened[name, width, dark] = page
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            scheme = "-dark" if dark else ""
+            shot = ARTIFACTS / f"{name.replace(' ', '-')}-{width}{scheme}.png"
+            page.screenshot(path=str(shot), full_page=True)
+        return opened[name, width, dark]
 
     yield shown
-    for page in opened:
+    for page in opened.values():
         page.context.close()
 
 
