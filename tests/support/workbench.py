@@ -14,6 +14,7 @@ breaks by (reason, reference or request).
 
 from __future__ import annotations
 
+import copy
 import html
 import json
 import re
@@ -29,8 +30,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from sqlalchemy import Engine
+from sqlalchemy import Engine, make_url
 
+from bench.databases import create_database, drop_database
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.reconcile.matching.reference import match
 from ledger_engine.reconcile.run import reconcile
@@ -200,45 +202,126 @@ def _wait_for_tokens(server: subprocess.Popen, output: Path, url: str) -> dict[s
         time.sleep(0.2)
 
 
-@contextmanager
-def served_workbench(database_url: str, work: Path) -> Iterator[Workbench]:
-    """The workbench served on the database of `database_url` (a fresh, migrated one), its
-    data folders under `work`, after the ledger's deposits are committed and the statement
-    reconciled; the server stopped afterwards."""
-    sources_file = work / "reconciliation.toml"
-    sources_file.write_text(SOURCES_TOML, encoding="utf-8")
+@dataclass
+class _Seed:
+    """The ledger every workbench starts from: its database (a template, no one connected),
+    its sources, folders and batches, and its breaks."""
+
+    url: str
+    sources: Sources
+    statements: Path
+    inbox: Path
+    commits: SerialCommits
+    breaks: dict[tuple[str, str], int]
+
+
+def _seeded(database_url: str, work: Path, sources_file: Path) -> _Seed:
+    """The deposits committed and the statement reconciled into `database_url`."""
     ledger = build_ledger()
     engine = connect(database_url)
     sources = load_sources(sources_file, ledger.tables, ledger.streams)
     statements, inbox = work / "ledger" / "statements", work / "ledger" / "inbox"
     inbox.mkdir(parents=True)
-    commits = SerialCommits(engine, ledger)
-    commits.commit([("b0.jsonl", event_file(MOVEMENTS))])
-    land_statement(statements, sources.sources[SOURCE], "s1.csv", STATEMENT)
+    try:
+        commits = SerialCommits(engine, ledger)
+        commits.commit([("b0.jsonl", event_file(MOVEMENTS))])
+        land_statement(statements, sources.sources[SOURCE], "s1.csv", STATEMENT)
+        reconcile(engine, sources, statements, match, who="run")
+        found = rows(
+            engine,
+            "SELECT reason, coalesce(statement_reference, request_id), break_id FROM open_breaks",
+        )
+    finally:
+        engine.dispose()  # a template: no one may be connected
+    breaks = {(reason, ref): break_id for reason, ref, break_id in found}
+    return _Seed(database_url, sources, statements, inbox, commits, breaks)
+
+
+@dataclass
+class WorkbenchServer:
+    """The workbench's server, on a database of its own that each `fresh` workbench makes
+    a new copy of the seed (the server's connections are cut and made again, as a database
+    restart would)."""
+
+    url: str
+    tokens: dict[str, str]
+    live_url: str
+    seed: _Seed
+
+    @contextmanager
+    def fresh(self) -> Iterator[Workbench]:
+        """The workbench as the seed left it: its database copied anew, its inbox empty."""
+        maintenance = _maintenance_url(self.live_url)
+        drop_database(maintenance, make_url(self.live_url).database)
+        create_database(
+            maintenance, make_url(self.live_url).database, template=make_url(self.seed.url).database
+        )
+        for landed in self.seed.inbox.glob("*.jsonl"):
+            landed.unlink()
+        engine = connect(self.live_url)
+        commits = copy.copy(self.seed.commits)  # the next batch, on the seed's ledger state
+        commits.run = copy.deepcopy(self.seed.commits.run)
+        commits.engine = engine
+        seed = self.seed
+        try:
+            yield Workbench(
+                self.url,
+                engine,
+                seed.sources,
+                seed.statements,
+                seed.inbox,
+                self.tokens,
+                commits,
+                dict(seed.breaks),
+            )
+        finally:
+            engine.dispose()
+
+
+def _maintenance_url(database_url: str) -> str:
+    """The server's maintenance database (to create and drop others from)."""
+    return (
+        make_url(database_url)
+        .set(database="postgres", query={})
+        .render_as_string(hide_password=False)
+    )
+
+
+@contextmanager
+def running_workbench(database_url: str, work: Path) -> Iterator[WorkbenchServer]:
+    """The workbench served on a copy of the database of `database_url` (a fresh, migrated
+    one, which becomes the seed: the ledger's deposits committed and the statement
+    reconciled), its data folders under `work`; the server stopped and its copy dropped
+    afterwards."""
+    sources_file = work / "reconciliation.toml"
+    sources_file.write_text(SOURCES_TOML, encoding="utf-8")
+    live = f"{make_url(database_url).database}_served"
+    live_url = make_url(database_url).set(database=live).render_as_string(hide_password=False)
     port, output = _free_port(), work / "workbench-server.out"
     with output.open("wb") as out:
         server = subprocess.Popen(
             [sys.executable, "-m", "tests.support.workbench_server", str(port)],
-            env=_server_env(database_url, work, sources_file),
+            env=_server_env(live_url, work, sources_file),
             cwd=work,
             stdout=out,
             stderr=subprocess.STDOUT,
         )
     try:
+        seed = _seeded(database_url, work, sources_file)
+        create_database(_maintenance_url(live_url), live, template=make_url(database_url).database)
         url = f"http://127.0.0.1:{port}"
-        bench = Workbench(url, engine, sources, statements, inbox, {}, commits)
-        bench.reconcile()
-        bench.tokens = _wait_for_tokens(server, output, url)
-        found = rows(
-            engine,
-            "SELECT reason, coalesce(statement_reference, request_id), break_id FROM open_breaks",
-        )
-        bench.breaks = {(reason, ref): break_id for reason, ref, break_id in found}
-        yield bench
+        yield WorkbenchServer(url, _wait_for_tokens(server, output, url), live_url, seed)
     finally:
-        server.terminate()
+        server.kill()  # a test's server: nothing of it to keep
         server.wait(timeout=30)
-        engine.dispose()
+        drop_database(_maintenance_url(live_url), live)
+
+
+@contextmanager
+def served_workbench(database_url: str, work: Path) -> Iterator[Workbench]:
+    """One workbench, served on a copy of `database_url` (see `running_workbench`)."""
+    with running_workbench(database_url, work) as server, server.fresh() as bench:
+        yield bench
 
 
 def section(page: str, label: str) -> str | None:
