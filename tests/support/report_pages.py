@@ -23,7 +23,7 @@ from ledger_engine.report import (
     render_index,
     render_page,
 )
-from ledger_engine.report.provenance import Provenance
+from ledger_engine.report.provenance import BatchSpan, Provenance
 from ledger_engine.report.queries import TableTotal
 from ledger_engine.report.reconciliation_context import reconciliation_context
 from ledger_engine.report.reconciliation_queries import (
@@ -142,7 +142,11 @@ def _audit_summary(n: int) -> dict:
         "rejected": 56_789,
         "duplicates": 4_321,
         "written_by": BY_AIRFLOW.to_dict(),
-        "added": {"by": "run", "first": 100 * n, "last": 100 * n + 99, "events": 2_500_000},
+        "added": {
+            "by": "run",
+            **BatchSpan(100 * n, 100 * n + 99).to_dict(),
+            "events": 2_500_000,
+        },
     }
 
 
@@ -150,7 +154,7 @@ def _reconciliation_summary(n: int) -> dict:
     return {
         "created": (WRITTEN - timedelta(hours=n, minutes=1)).isoformat(),
         "written_by": RECONCILED_BY.to_dict(),
-        "batches": {"first": 100 * n, "last": 100 * n + 99},
+        "batches": BatchSpan(100 * n, 100 * n + 99).to_dict(),
         "run_ids": [2 * n, 2 * n + 1],
         "sources": ["Main bank (camt.053)", "Card acquirer settlement files"],
         "statement_matched": 12_345,
