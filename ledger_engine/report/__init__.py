@@ -1,8 +1,11 @@
 """The audit report: an HTML page per audit run, and an index of every run, newest first.
 
-A page is one self-contained file that reads the same offline: its style and its one script
-are inline, and a Content Security Policy that names their hashes, and nothing else, keeps the
-browser from loading anything from anywhere (no CDN, no fonts, no images). From the top:
+A page is one self-contained file that reads the same offline: its style and its scripts (the
+charts', and the one that takes the colour mode of Airflow's frame) are inline, and a Content
+Security Policy that names their hashes, and nothing else, keeps the browser from loading
+anything from anywhere (no CDN, no fonts, no images). It wears Airflow's look (its fonts,
+colours light and dark, sizes and spacing: `static/report.css`), as it is read in Airflow's
+frame. From the top:
 
 - the verdict, which kind of audit it was (the batch audit of a range of batches, or the full
   audit), a status tile per check suite (Merkle roots and batch hash chain, Great
