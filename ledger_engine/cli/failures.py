@@ -40,6 +40,16 @@ def explain(exc: BaseException, settings: Settings | None, command: str) -> Fail
     reached = _unreachable(exc)
     if reached is not None:
         return Failure(EXIT_DATABASE, _database_lines(reached, settings))
+    missing = _missing_table(exc)
+    if missing is not None:
+        return Failure(
+            EXIT_FOUND,
+            (
+                f"ledger {command}: the ledger has no tables in this database yet ({missing})",
+                "`ledger db migrate` creates them; `ledger run` commits the events landed in "
+                "the inbox (and creates them too)",
+            ),
+        )
     if isinstance(exc, OSError):  # a folder or file the settings name cannot be used
         return Failure(
             EXIT_SETTING,
@@ -63,6 +73,20 @@ def explain(exc: BaseException, settings: Settings | None, command: str) -> Fail
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
+def _missing_table(exc: BaseException) -> str | None:
+    """The server's words where `exc` is a query of a table the ledger has not created in
+    this database (a command that only reads, run before any migration); None otherwise."""
+    from psycopg2 import errors
+
+    seen: BaseException | None = exc
+    while seen is not None:
+        inner = getattr(seen, "orig", None) or seen
+        if isinstance(inner, errors.UndefinedTable):
+            return " ".join(str(inner).split("\n")[0].split())
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _unreachable(exc: BaseException) -> str | None:

@@ -39,9 +39,10 @@ def embedded_env(data_dir: Path) -> dict[str, str]:
 
 
 def stop_embedded_server(environment: dict[str, str]) -> None:
-    subprocess.run(
-        [*LEDGER, "db", "stop"], env=environment, check=True, capture_output=True, cwd=PROJECT_ROOT
+    stopped = subprocess.run(
+        [*LEDGER, "db", "stop"], env=environment, capture_output=True, text=True, cwd=PROJECT_ROOT
     )
+    assert stopped.returncode == 0, stopped.stdout + stopped.stderr
 
 
 @pytest.fixture

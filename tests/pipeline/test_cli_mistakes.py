@@ -10,6 +10,7 @@ import pytest
 
 from tests.support.ledger_command import ledger_env, libpq_form, run_ledger, said
 
+EXIT_FOUND = 1
 EXIT_SETTING = 3
 EXIT_DATABASE = 4
 
@@ -45,6 +46,12 @@ def test_a_refused_connection_says_so_before_any_progress_bar(tmp_path: Path):
         done, EXIT_DATABASE, "127.0.0.1", "port 1", "refused", "LEDGER_DATABASE_URL"
     )
     assert "0/?" not in done.stdout + done.stderr and "micro-batch" not in done.stdout
+
+
+def test_a_database_the_ledger_never_ran_in_says_how_to_begin(empty_database_url, tmp_path):
+    env = ledger_env(tmp_path, libpq_form(empty_database_url))
+    done = run_ledger(env, "balance", "acct-000001")
+    assert_told_briefly(done, EXIT_FOUND, "no tables", "ledger db migrate", "ledger run")
 
 
 def test_a_database_url_that_is_no_url_is_a_setting_to_fix(tmp_path: Path):
