@@ -8,6 +8,7 @@ import json
 from datetime import UTC, datetime
 
 from rich import box
+from rich.markup import escape
 from rich.table import Table
 
 from ledger_engine.apps import load_ledger
@@ -68,9 +69,9 @@ def _list_breaks(settings: Settings, *, as_json: bool = False) -> int:
             table.add_row(
                 str(row.break_id),
                 reason_words(row.reason),
-                row.account or "",
+                escape(row.account or ""),
                 _break_amount(row.statement_amount, row.ledger_amount, unit),
-                row.statement_reference or row.request_id or "",
+                escape(row.statement_reference or row.request_id or ""),
                 plural((now - row.opened_at).days, "day"),
             )
         console.print(table)
@@ -186,8 +187,10 @@ def _break_history(settings: Settings, break_id: int, *, as_json: bool = False) 
         table.add_column(column)
     for step in steps:
         cells = (step.seq, step.action, step.who, utc(step.at), step.note, step.run_id)
+        # What people typed (a note, a name) is text, never markup: "[ref 7]" stays.
         table.add_row(
-            *("" if v is None else str(v) for v in (*cells, step.match_id)), step.request_id or ""
+            *(escape("" if v is None else str(v)) for v in (*cells, step.match_id)),
+            escape(step.request_id or ""),
         )
     console.print(table)
     return 0

@@ -43,7 +43,7 @@ date = { window_days = 1 }
 stream = "adjustments"
 """
 # A reason longer than any terminal is wide, as people write them.
-LONG_NOTE = "the bank booked a fee we had not expected; " * 4
+LONG_NOTE = "the bank booked a fee [ref 7] we had not expected; " * 4
 
 
 @pytest.fixture(scope="module")
