@@ -87,7 +87,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.handler(settings, args)
     except (Exception, KeyboardInterrupt) as failed:
         failure = explain(failed, settings, args.command)
-        if args.traceback or traceback_setting(os.environ):
+        # The settings may be what failed: then LEDGER_TRACEBACK is read on its own.
+        wanted = settings.traceback if settings is not None else traceback_setting(os.environ)
+        if args.traceback or wanted:
             complain(traceback.format_exc().rstrip())
         for line in failure.lines:
             complain(line)
