@@ -33,8 +33,8 @@ from ledger_engine.pipeline.event_inbox import write_event_files
 
 
 def cmd_generate(settings: Settings, args: argparse.Namespace) -> int:
-    """Write the ledger's sample events (its declared `sample_events`) into the inbox as
-    event files (named below); `ledger run` commits them."""
+    """Write the ledger's sample events (its declared `sample_events`) as event files into
+    the inbox (LEDGER_INBOX); `ledger run` commits them."""
     try:
         files, count = _generate(settings, load_ledger(settings.app), args)
     except NoSampleEvents as missing:
