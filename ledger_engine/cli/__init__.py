@@ -23,11 +23,11 @@ from ledger_engine.cli import (
     reconciliation,
 )
 from ledger_engine.cli.failures import explain
-from ledger_engine.cli.output import complain, console
+from ledger_engine.cli.output import complain, console, silence_stdout
 from ledger_engine.cli.parsing import Commands, LedgerParser
 from ledger_engine.cli.preflight import check_app, check_database_url, read_settings
 from ledger_engine.cli.statements import add_statements_parser
-from ledger_engine.cli.statuses import EXIT_BUSY, exit_status_help
+from ledger_engine.cli.statuses import EXIT_BUSY, EXIT_PIPE_CLOSED, exit_status_help
 from ledger_engine.config import Settings, traceback_setting
 
 __all__ = ["EXIT_BUSY", "build_parser", "console", "main"]
@@ -87,6 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.handler(settings, args)
     except (Exception, KeyboardInterrupt) as failed:
         failure = explain(failed, settings, args.command)
+        if failure.status == EXIT_PIPE_CLOSED:
+            silence_stdout()
         # The settings may be what failed: then LEDGER_TRACEBACK is read on its own.
         wanted = settings.traceback if settings is not None else traceback_setting(os.environ)
         if args.traceback or wanted:

@@ -11,6 +11,7 @@ from ledger_engine.cli.statuses import (
     EXIT_DATABASE,
     EXIT_FOUND,
     EXIT_INTERRUPTED,
+    EXIT_PIPE_CLOSED,
     EXIT_SETTING,
 )
 from ledger_engine.config import Settings
@@ -50,6 +51,8 @@ def explain(exc: BaseException, settings: Settings | None, command: str) -> Fail
                 "the inbox (and creates them too)",
             ),
         )
+    if isinstance(exc, BrokenPipeError):  # the output's reader went away: nobody to tell
+        return Failure(EXIT_PIPE_CLOSED, ())
     if isinstance(exc, OSError):  # a folder or file the settings name cannot be used
         return Failure(
             EXIT_SETTING,

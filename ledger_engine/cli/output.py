@@ -3,6 +3,9 @@ there must be one), and the small helpers several commands share."""
 
 from __future__ import annotations
 
+import errno
+import os
+import sys
 from datetime import UTC, datetime
 
 from rich.console import Console
@@ -14,11 +17,28 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 UNWRAPPED = 100_000
 
 
+class _Console(Console):
+    """Rich's console, except where the output's reader has gone (`ledger ... | head`): rich
+    would exit with status 1, which our table reads as "found something"; the command's own
+    failure handling (`cli.failures`) gives it the closed pipe's status instead."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, "the output's reader closed the pipe")
+
+
 def _console(*, stderr: bool = False) -> Console:
-    shown = Console(stderr=stderr)
+    shown = _Console(stderr=stderr)
     if shown.is_terminal:
         return shown
-    return Console(stderr=stderr, width=UNWRAPPED, soft_wrap=True)
+    return _Console(stderr=stderr, width=UNWRAPPED, soft_wrap=True)
+
+
+def silence_stdout() -> None:
+    """Point stdout at /dev/null once its reader has gone, so that what is still buffered,
+    flushed as Python exits, fails no second time."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 console = _console()

@@ -11,6 +11,7 @@ EXIT_DATABASE = 4
 EXIT_BUG = 70  # EX_SOFTWARE
 EXIT_BUSY = 75  # EX_TEMPFAIL: try again
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports Ctrl-C
+EXIT_PIPE_CLOSED = 141  # 128 + SIGPIPE, as a shell reports a pipe whose reader went away
 
 EXIT_STATUSES: tuple[tuple[int, str], ...] = (
     (EXIT_OK, "done; every check passed"),
@@ -39,6 +40,10 @@ EXIT_STATUSES: tuple[tuple[int, str], ...] = (
     ),
     (EXIT_BUSY, "another run holds the ledger: try again later, or wait longer (--wait)"),
     (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
+    (
+        EXIT_PIPE_CLOSED,
+        "the output's reader stopped reading (`ledger ... | head`): stopped quietly",
+    ),
 )
 
 

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from ledger_engine.cli.statuses import EXIT_PIPE_CLOSED
 from tests.support.bank import deposit
 from tests.support.events import event_file
-from tests.support.ledger_command import ledger_env, libpq_form, run_ledger
+from tests.support.ledger_command import LEDGER, ledger_env, libpq_form, run_ledger
 
 TAKEN = event_file([deposit("d1", "alice", 500), deposit("d2", "bob", 700)])
 # Line 2 is no JSON, line 3 a deposit of a negative amount: both rejected.
@@ -132,3 +134,21 @@ def test_rejections_show_file_line_reason_and_raw_bytes(committed):
     }
     none = run_ledger(env, "rejections", "--batch", "1")
     assert (none.returncode, none.stdout) == (0, "no rejected line in batch 1\n")
+
+
+def test_a_reader_that_stops_early_ends_the_command_quietly(committed, tmp_path: Path):
+    """`ledger inbox | head -1`: the reader closing the pipe is no failure of the command's to
+    explain; it stops at once, says nothing and exits as a shell reports a closed pipe."""
+    inbox = inbox_of(
+        tmp_path, {f"note-{n:05}.txt": b"x\n" for n in range(3000)}, landed_before=set()
+    )
+    env = {**committed, "LEDGER_INBOX": str(inbox)}
+    reader = subprocess.Popen(
+        [str(LEDGER), "inbox"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert reader.stdout is not None and reader.stderr is not None
+    assert reader.stdout.readline().startswith(b"inbox ")
+    reader.stdout.close()
+    status = reader.wait(timeout=120)
+    assert reader.stderr.read() == b""
+    assert status == EXIT_PIPE_CLOSED
