@@ -248,7 +248,7 @@ def test_in_the_ui_a_person_logs_in_triggers_the_pipeline_and_opens_its_pages(
     shown = page.frame_locator("iframe").first
     shown.get_by_role("heading", level=1, name="Ledger audit").wait_for()
     page.screenshot(path=ARTIFACTS / "audit-report.png", full_page=True)
-    (framed,) = [f for f in page.frames if f.url.endswith(f"/ledger/reports/{report.name}")]
+    (framed,) = [f for f in page.main_frame.child_frames if f.url.endswith(report.name)]
     assert framed.title().startswith("Ledger audit")
     assert shown.locator("#verdict").inner_text().startswith("All audits passed.")
     assert shown.locator("body").get_attribute("data-charts") == "drawn", "its script ran"
@@ -258,7 +258,7 @@ def test_in_the_ui_a_person_logs_in_triggers_the_pipeline_and_opens_its_pages(
     page.wait_for_url(f"{stack.url}/plugin/ledger/ledger/data-docs/bank/validations/**")
     page.wait_for_load_state("networkidle")
     page.screenshot(path=ARTIFACTS / "data-docs.png", full_page=True)
-    (docs,) = [f for f in page.frames if "/ledger/data-docs/bank/validations/" in f.url]
+    (docs,) = [f for f in page.main_frame.child_frames if "/data-docs/bank/validations/" in f.url]
     assert "Great Expectations" in docs.title()
 
     # The navigation's Ledger entry shows the index inside Airflow's UI.
