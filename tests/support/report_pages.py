@@ -306,6 +306,7 @@ def _request(path: str) -> Request:
 def queue_page(folder: Path) -> Path:
     """The workbench's queue of `first_reconciliation()`'s open breaks, as a worker sees it
     (rendered by the workbench's own rows and page), written into `folder`."""
+    from ledger_engine.config import NOTE_LIMIT
     from ledger_engine.reconcile.storage.queue import QueueFilter
     from ledger_engine.web.pages import page
     from ledger_engine.web.workbench import Kept, QueueRow, age_words
@@ -345,6 +346,7 @@ def queue_page(folder: Path) -> Path:
         form_key="k" * 43,
         form_key_field="form_key",
         match_url="/ledger/breaks/match",
+        note_limit=NOTE_LIMIT,
         said=None,
         refused=None,
     )
