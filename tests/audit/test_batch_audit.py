@@ -26,6 +26,7 @@ from ledger_engine.tasks.audit_runs import run_audits
 from tests.support.bank import deposit, transfer
 from tests.support.bank_workload import audit_settings
 from tests.support.events import event_file
+from tests.support.html_page import read_page
 
 # --- The ledger and its audits -------------------------------------------------------------
 
@@ -491,8 +492,12 @@ def test_the_report_names_the_kind_of_audit_and_its_batches(audit, tmp_path: Pat
         batch_page
     )
     assert 'data-kind="full"' in full_page and "Full audit: every batch, 0 to 1." in full_page
-    index = (tmp_path / "reports" / "index.html").read_text(encoding="utf-8")
-    assert "<td>full</td>" in index and "<td>batch 1</td>" in index
+    # The index's runs, newest first, each with what it audited (read as cells, not markup).
+    runs = read_page(tmp_path / "reports" / "index.html").body_rows("runs")
+    assert [[cell for cell in row if cell in ("full", "batch 1")] for row in runs] == [
+        ["full"],
+        ["batch 1"],
+    ]
 
 
 # --- The marks table -----------------------------------------------------------------------
