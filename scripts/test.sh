@@ -30,4 +30,7 @@ fi
 .venv/bin/ruff check .
 # pytest exits 5 when it collects no test; `set -e` turns that into a failure, as it must.
 # --durations: the 25 slowest tests close every run, so the suite's time is watched where it goes.
-exec .venv/bin/python -m pytest --durations=25 "$@"
+# --numprocesses: one worker per core (at most four), each taking whole test files (loadfile), so
+# a module's fixtures are made once; the suite mostly waits on Spark, Airflow and PostgreSQL.
+exec .venv/bin/python -m pytest --durations=25 --numprocesses=auto --maxprocesses=4 \
+  --dist=loadfile "$@"
