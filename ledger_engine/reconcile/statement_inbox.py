@@ -6,7 +6,8 @@ files are): hidden files are passed over. Files are taken source by source in na
 each parsed in its source's format and kept in its own transaction
 (`reconcile.storage.statements.record_file`), so a run that stops half-way leaves every
 file either kept or untouched, and the next run takes up the rest. A file the store cannot take
-is kept as rejected with its reason, and the run goes on: no file stops the others. A file
+is kept as rejected with its reason, and the run goes on: no file stops the others (one that
+cannot be read from its folder is named with its reason and waits for the next run). A file
 already landed with the same name, size and modification time is passed over without being
 read.
 """
@@ -23,6 +24,7 @@ from ledger_engine.landing.files import land_whole, whole_files
 from ledger_engine.reconcile.formats import parse_statement
 from ledger_engine.reconcile.sources import Source, Sources
 from ledger_engine.reconcile.storage.statements import (
+    UNREADABLE,
     FileOutcome,
     LandedFile,
     record_file,
@@ -41,14 +43,17 @@ def load_statements(
     outcomes: list[FileOutcome] = []
     for source in sorted(sources.sources.values(), key=lambda s: s.folder):
         for landed in _new_files(engine, source, inbox_folder(inbox, source)):
-            outcome = record_file(
-                engine,
-                landed,
-                table=source.table,
-                file_format=source.format,
-                parse=lambda raw, source=source: parse_statement(raw, source),
-                sources_digest=sources.digest,
-            )
+            if isinstance(landed, FileOutcome):  # unreadable: it waits, the run goes on
+                outcome = landed
+            else:
+                outcome = record_file(
+                    engine,
+                    landed,
+                    table=source.table,
+                    file_format=source.format,
+                    parse=lambda raw, source=source: parse_statement(raw, source),
+                    sources_digest=sources.digest,
+                )
             outcomes.append(outcome)
             if on_file is not None:
                 on_file(outcome)
@@ -117,7 +122,28 @@ def _unseen(engine: Engine, source: Source, folder: Path) -> list[Path]:
     return unseen
 
 
-def _new_files(engine: Engine, source: Source, folder: Path) -> Iterator[LandedFile]:
-    """The files of `folder` not landed before, read one at a time."""
+def _new_files(
+    engine: Engine, source: Source, folder: Path
+) -> Iterator[LandedFile | FileOutcome]:
+    """The files of `folder` not landed before, read one at a time; where one cannot be read
+    (taken away meanwhile, no permission), its `UNREADABLE` outcome instead: nothing is
+    recorded of it, so the next run tries it again once the cause is fixed."""
     for path in _unseen(engine, source, folder):
-        yield LandedFile(source.name, path.name, path.read_bytes(), path.stat().st_mtime_ns)
+        try:
+            modified_ns = path.stat().st_mtime_ns
+            raw = path.read_bytes()
+        except OSError as failed:
+            yield FileOutcome(
+                source.name,
+                path.name,
+                UNREADABLE,
+                file_id=0,
+                entries=0,
+                rejected=0,
+                reason=(
+                    f"cannot be read: {failed.strerror or failed} ({path}); it waits: once it "
+                    "can be read, the next run takes it"
+                ),
+            )
+            continue
+        yield LandedFile(source.name, path.name, raw, modified_ns)

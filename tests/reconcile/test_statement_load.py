@@ -15,7 +15,7 @@ from ledger_engine.reconcile.entries import BAD_AMOUNT, MALFORMED_FILE
 from ledger_engine.reconcile.formats import parse_statement
 from ledger_engine.reconcile.sources import Source, Sources
 from ledger_engine.reconcile.statement_inbox import land_statement, load_statements
-from ledger_engine.reconcile.storage.statements import DUPLICATE, LOADED, SEEN
+from ledger_engine.reconcile.storage.statements import DUPLICATE, LOADED, SEEN, UNREADABLE
 from tests.support.database import rows as database_rows
 from tests.support.reconcile import csv_source
 from tests.support.statements import IBAN, Entry, Statement, camt053_document
@@ -187,3 +187,36 @@ def test_a_file_of_two_statements_of_one_account_keeps_both_entries_and_both_bal
             datetime.combine(second_day + timedelta(days=1), time(0), tzinfo=UTC),
         ),
     ]
+
+
+def test_a_file_that_cannot_be_read_from_disk_waits_with_its_reason_and_the_run_goes_on(
+    engine: Engine, tmp_path
+):
+    land_statement(tmp_path, BANK, "2026-10.csv", DECEMBER.replace(b"R4", b"R0"))
+    land_statement(tmp_path, BANK, "2026-11.csv", NOVEMBER)
+    land_statement(tmp_path, BANK, "2026-12.csv", DECEMBER)
+    november = tmp_path / BANK.folder / "2026-11.csv"
+
+    def remove_november(outcome) -> None:  # a person takes the file away while the run goes
+        if outcome.file_name == "2026-10.csv":
+            november.rename(tmp_path / "aside.csv")
+
+    first = load_statements(engine, SOURCES, tmp_path, on_file=remove_november)
+
+    assert [(o.file_name, o.outcome) for o in first] == [
+        ("2026-10.csv", LOADED),
+        ("2026-11.csv", UNREADABLE),
+        ("2026-12.csv", LOADED),
+    ]
+    assert first[1].reason is not None
+    assert first[1].reason.startswith("cannot be read: No such file or directory"), first[1]
+    assert "the next run takes it" in first[1].reason
+    # Not recorded: once it is back, the next run loads it like any other.
+    (tmp_path / "aside.csv").rename(november)
+    (again,) = load_statements(engine, SOURCES, tmp_path)
+    assert (again.file_name, again.outcome, again.entries, again.rejected) == (
+        "2026-11.csv",
+        LOADED,
+        2,
+        1,  # 1.234 EUR: more decimals than the unit has
+    )

@@ -32,6 +32,8 @@ from ledger_engine.store.locks import STATEMENTS_LOCK
 
 LOADED, DUPLICATE, SEEN = "loaded", "duplicate", "seen"
 REJECTED = "rejected"  # a file loaded with nothing usable in it: no entry, a rejection
+# A file that could not be read from its folder: not recorded, it waits for the next run.
+UNREADABLE = "unreadable"
 _PAGE = 1_000  # rows per INSERT statement
 _REASON_LIMIT = 1_000  # characters of the store's reason kept with an unloadable file
 # What a fault of the store itself raises, rather than of one file's content: the run stops.
@@ -62,8 +64,9 @@ class LandedFile:
 @dataclass(frozen=True)
 class FileOutcome:
     """What became of one landed file: `loaded` (its own `file_id`), `duplicate` (the
-    `file_id` of the file first loaded with its content), `seen` (nothing new) or `rejected`
-    (the store could not take it: `reason` says why)."""
+    `file_id` of the file first loaded with its content), `seen` (nothing new), `rejected`
+    (the store could not take it: `reason` says why) or `unreadable` (not read from its
+    folder, nothing recorded, `file_id` 0: `reason` says why)."""
 
     source: str
     file_name: str
