@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -35,6 +36,16 @@ from ledger_engine.store.embedded import to_sqlalchemy_url
 from ledger_engine.store.lease import run_lease
 from ledger_engine.store.migrations import migrate
 from ledger_engine.store.schema import apply_declared_schema
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A pytest-xdist worker runs under execnet, whose `__main__` has neither a spec nor a
+    file: pyspark.sql.connect (which Great Expectations imports) takes that for a doctest run
+    and exits the worker (`check_dependencies`). The worker's main module is given a name."""
+    main = sys.modules["__main__"]
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker and getattr(main, "__spec__", None) is None and not hasattr(main, "__file__"):
+        main.__file__ = f"<pytest-xdist worker {worker}>"
 
 
 @pytest.fixture(scope="session")
