@@ -1,6 +1,7 @@
 """The page's inline style and scripts, and the Content Security Policy that names them.
 
-They are files of the package (`static/report.css`, `static/charts.js`, `static/theme.js`) so
+They are files of the package (`static/report.css`, `static/charts.js`, `static/theme.js`,
+`static/airflow_links.js`) so
 that they read as CSS and JavaScript; every page carries them inline, so that it works offline
 as one file. The policy names each by the sha256 of its inline source (base64, as CSP wants
 it): the browser runs that style and those scripts and nothing else.
@@ -44,6 +45,7 @@ class Assets:
     style: InlineSource
     script: InlineSource  # the charts
     theme: InlineSource  # the colour mode of Airflow's frame (every page, the workbench's too)
+    airflow_links: InlineSource  # links to Airflow's pages, opened in its window (the workbench)
 
     @property
     def page_policy(self) -> str:
@@ -67,7 +69,12 @@ class Assets:
 @cache
 def assets() -> Assets:
     """The report's style and scripts, read once from the package's `static/` files."""
-    return Assets(style=_read("report.css"), script=_read("charts.js"), theme=_read("theme.js"))
+    return Assets(
+        style=_read("report.css"),
+        script=_read("charts.js"),
+        theme=_read("theme.js"),
+        airflow_links=_read("airflow_links.js"),
+    )
 
 
 def _read(name: str) -> InlineSource:

@@ -35,6 +35,9 @@ _TEMPLATES.filters["utc"] = _utc
 _TEMPLATES.globals["style"] = Markup(assets().style.source)
 _TEMPLATES.globals["theme"] = Markup(assets().theme.source)
 _TEMPLATES.globals["theme_hash"] = Markup(assets().theme.csp_hash)
+# The workbench's links to Airflow's own pages open in Airflow's window, not in its frame.
+_TEMPLATES.globals["airflow_links"] = Markup(assets().airflow_links.source)
+_TEMPLATES.globals["airflow_links_hash"] = Markup(assets().airflow_links.csp_hash)
 
 
 def mounted(request: Request, path: str) -> str:

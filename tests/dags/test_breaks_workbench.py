@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import date
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import pytest
 from playwright.sync_api import ConsoleMessage, FrameLocator, Page, expect
@@ -322,9 +323,13 @@ def test_in_the_browser_a_person_works_the_breaks_to_closure(
     assert stack.wait_for_run(started[1], RECONCILE)[0] == "success"
     conf = stack.api("GET", f"/api/v2/dags/{RECONCILE}/dagRuns/{started[1]}")["conf"]
     assert conf == {"source": SOURCE}
-    # The run's link works inside Airflow's frame (which may not navigate the top page).
+    # The run's link, inside Airflow's frame (which may not navigate the top page), opens the
+    # run in Airflow's own window: its address is the run's, and no frame holds a second UI.
     queue.get_by_role("link", name=started[1]).click()
-    queue.get_by_role("heading", name=started[1]).wait_for()
+    run_path = f"/dags/{RECONCILE}/runs/{started[1]}"
+    page.wait_for_url(lambda url: unquote(urlsplit(url).path).endswith(run_path))
+    page.get_by_role("heading", name=started[1]).wait_for()
+    expect(page.locator("iframe")).to_have_count(0)
     page.screenshot(path=ARTIFACTS / "workbench-run.png", full_page=True)
     page.goto(f"{stack.url}/plugin/breaks/ledger/breaks")
 
