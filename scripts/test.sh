@@ -32,7 +32,5 @@ fi
 # --durations: the 25 slowest tests close every run, so the suite's time is watched where it goes.
 # --numprocesses: one worker per core (at most four), each taking whole test files (loadfile), so
 # a module's fixtures are made once; the suite mostly waits on Spark, Airflow and PostgreSQL.
-# --no-loadscope-reorder: files are handed out in collection order (tests/conftest.py puts the
-# minutes-long DAG files first), not by their number of tests, which left those files for last.
 exec .venv/bin/python -m pytest --durations=25 --numprocesses=auto --maxprocesses=4 \
-  --dist=loadfile --no-loadscope-reorder "$@"
+  --dist=loadfile "$@"

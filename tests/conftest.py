@@ -48,17 +48,6 @@ def pytest_configure(config: pytest.Config) -> None:
         main.__file__ = f"<pytest-xdist worker {worker}>"
 
 
-# Files whose fixtures start an Airflow stack or run DAGs take minutes each: collected first,
-# so that the workers take them early (scripts/test.sh hands out files in collection order)
-# and no worker is left with one of them at the end while the other idles.
-_SLOW_FIRST = ("tests/dags/",)
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Collection order, but for the files of `_SLOW_FIRST`, which come first."""
-    items.sort(key=lambda item: not item.nodeid.startswith(_SLOW_FIRST))
-
-
 @pytest.fixture(scope="session")
 def pg_server_url() -> Iterator[str]:
     """SQLAlchemy URL (`postgresql+psycopg2://...`) of a server's maintenance database:
