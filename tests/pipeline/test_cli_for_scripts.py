@@ -19,29 +19,8 @@ from ledger_engine.store.database import connect
 from tests.support.bank import deposit, lookup
 from tests.support.events import event_file
 from tests.support.ledger_command import ledger_env, libpq_form, run_ledger
+from tests.support.reconcile import MAIN_BANK_DECLARATION
 
-DECLARATION = """
-version = 1
-
-[sources."Main bank"]
-format = "csv"
-table = "accounts"
-currency = "EUR"
-precision = 2
-account = "alice"
-[sources."Main bank".csv.columns]
-booking_date = "Date"
-amount = "Amount"
-reference = "Ref"
-
-[[sources."Main bank".rules]]
-name = "same reference"
-reference = { similarity = 1.0 }
-date = { window_days = 1 }
-
-[sources."Main bank".write_off]
-stream = "adjustments"
-"""
 # A reason longer than any terminal is wide, as people write them.
 LONG_NOTE = "the bank booked a fee [ref 7] we had not expected; " * 4
 
@@ -58,7 +37,7 @@ def env(
     (two open breaks); the environment `.venv/bin/ledger` runs on it with."""
     url = module_make_database_url()
     data = tmp_path_factory.mktemp("scripted")
-    (data / "reconciliation.toml").write_text(DECLARATION, encoding="utf-8")
+    (data / "reconciliation.toml").write_text(MAIN_BANK_DECLARATION, encoding="utf-8")
     environment = ledger_env(
         data, libpq_form(url), LEDGER_RECONCILIATION=str(data / "reconciliation.toml")
     )

@@ -19,29 +19,7 @@ from tests.support.bank import deposit
 from tests.support.database import rows
 from tests.support.events import event_file
 from tests.support.html_page import read_page
-
-DECLARATION = """
-version = 1
-
-[sources."Main bank"]
-format = "csv"
-table = "accounts"
-currency = "EUR"
-precision = 2
-account = "alice"
-[sources."Main bank".csv.columns]
-booking_date = "Date"
-amount = "Amount"
-reference = "Ref"
-
-[[sources."Main bank".rules]]
-name = "same reference"
-reference = { similarity = 1.0 }
-date = { window_days = 1 }
-
-[sources."Main bank".write_off]
-stream = "adjustments"
-"""
+from tests.support.reconcile import MAIN_BANK_DECLARATION
 
 
 @pytest.fixture
@@ -52,7 +30,7 @@ def user(engine: Engine, database_url: str, commit_files, monkeypatch, tmp_path:
         deposit("d2", "alice", 700, reference="R2", value_date="2026-11-03"),
     ]
     commit_files(engine, 0, [("b0.jsonl", event_file(events))])
-    (tmp_path / "reconciliation.toml").write_text(DECLARATION, encoding="utf-8")
+    (tmp_path / "reconciliation.toml").write_text(MAIN_BANK_DECLARATION, encoding="utf-8")
     inbox = tmp_path / "statements"
     monkeypatch.setattr(cli.console, "width", 200)  # a wide terminal: rows on one line each
     monkeypatch.setenv("LEDGER_DATABASE_URL", database_url)
@@ -108,7 +86,7 @@ def test_reconcile_records_matches_and_breaks_and_breaks_lists_them(
 
 def test_reconcile_names_a_mistake_in_the_declaration(user: Path, tmp_path: Path, capsys):
     (tmp_path / "reconciliation.toml").write_text(
-        DECLARATION.replace('table = "accounts"', 'table = "acounts"'), encoding="utf-8"
+        MAIN_BANK_DECLARATION.replace('table = "accounts"', 'table = "acounts"'), encoding="utf-8"
     )
     assert main(["reconcile"]) == 2
     assert "source 'Main bank': the ledger declares no table 'acounts'" in capsys.readouterr().out

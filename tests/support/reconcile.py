@@ -38,6 +38,31 @@ ACCOUNT = "acct-000001"
 # The columns of the tests' plain CSV statements: "Date,Amount,Ref".
 CSV_COLUMNS = {"booking_date": "Date", "amount": "Amount", "reference": "Ref"}
 
+# A reconciliation declaration as a person writes it: one CSV source, "Main bank", for the
+# bank's account alice, matched by reference, written off through the adjustments stream.
+MAIN_BANK_DECLARATION = """
+version = 1
+
+[sources."Main bank"]
+format = "csv"
+table = "accounts"
+currency = "EUR"
+precision = 2
+account = "alice"
+[sources."Main bank".csv.columns]
+booking_date = "Date"
+amount = "Amount"
+reference = "Ref"
+
+[[sources."Main bank".rules]]
+name = "same reference"
+reference = { similarity = 1.0 }
+date = { window_days = 1 }
+
+[sources."Main bank".write_off]
+stream = "adjustments"
+"""
+
 
 def csv_source(
     name: str = "bank", account: str = "alice", *, columns: dict | None = None, **fields
