@@ -35,6 +35,7 @@ from ledger_engine.report import (
 )
 from ledger_engine.report.queries import TableTotal
 from tests.support.html_page import Page
+from tests.support.report_pages import ledger_view
 
 WRITTEN = datetime(2024, 5, 6, 7, 8, 9, 123456, tzinfo=UTC)
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -80,26 +81,8 @@ def batch(
 
 
 def ledger(*batches: BatchRow, rejections: list[tuple[str, int]] | None = None) -> LedgerView:
-    """A ledger of `batches` (oldest first) as `read_ledger` reads it: every batch in the table
-    and one chart point per batch."""
-    return LedgerView(
-        totals=Totals(
-            batches=len(batches),
-            ingested=sum(b.ingested for b in batches),
-            applied=sum(b.applied for b in batches),
-            rejected=sum(b.rejected for b in batches),
-            duplicates=sum(b.duplicates for b in batches),
-            changes=sum(b.changes for b in batches),
-        ),
-        latest=list(reversed(batches)),
-        throughput=[
-            ThroughputPoint(
-                b.batch_id, b.batch_id, b.ingested, b.execute_seconds + b.commit_seconds
-            )
-            for b in batches
-        ],
-        rejections=rejections or [],
-    )
+    """A ledger of `batches` (oldest first) as `read_ledger` reads it (`ledger_view`)."""
+    return ledger_view(batches, rejections=rejections or [])
 
 
 TWO_BATCHES = ledger(batch(0), batch(1), rejections=[("invalid_event", 4)])

@@ -8,6 +8,7 @@ in Chromium at a person's window widths (tests/audit/test_report_layout.py).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -72,24 +73,40 @@ def _batch(batch_id: int) -> BatchRow:
     )
 
 
+def ledger_view(
+    batches: Sequence[BatchRow],
+    *,
+    rejections: Sequence[tuple[str, int]] = (),
+    tables: Sequence[TableTotal] = (),
+) -> LedgerView:
+    """A ledger of `batches` (oldest first) as `read_ledger` reads it: every batch in the table
+    and one chart point per batch, its totals their sums."""
+    return LedgerView(
+        totals=Totals(
+            batches=len(batches),
+            ingested=sum(b.ingested for b in batches),
+            applied=sum(b.applied for b in batches),
+            rejected=sum(b.rejected for b in batches),
+            duplicates=sum(b.duplicates for b in batches),
+            changes=sum(b.changes for b in batches),
+        ),
+        latest=list(reversed(batches)),
+        throughput=[
+            ThroughputPoint(
+                b.batch_id, b.batch_id, b.ingested, b.execute_seconds + b.commit_seconds
+            )
+            for b in batches
+        ],
+        rejections=list(rejections),
+        tables=list(tables),
+    )
+
+
 def busy_ledger(batches: int = SMALL_RUN) -> LedgerView:
     """A ledger of `batches` batches, one chart point each, whose accounts total is
     `HUGE_TOTAL` cents."""
-    rows = [_batch(b) for b in range(batches)]
-    return LedgerView(
-        totals=Totals(
-            batches=len(rows),
-            ingested=sum(b.ingested for b in rows),
-            applied=sum(b.applied for b in rows),
-            rejected=sum(b.rejected for b in rows),
-            duplicates=sum(b.duplicates for b in rows),
-            changes=sum(b.changes for b in rows),
-        ),
-        latest=list(reversed(rows)),
-        throughput=[
-            ThroughputPoint(b.batch_id, b.batch_id, b.ingested, b.execute_seconds + 0.75)
-            for b in rows
-        ],
+    return ledger_view(
+        [_batch(b) for b in range(batches)],
         rejections=[("invalid_event", 640), ("bad_key", 320), ("overflow", 120)],
         tables=[
             TableTotal("accounts", 1_048_576, HUGE_TOTAL, EUR),
