@@ -27,16 +27,16 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 import pytest
-from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import Page
 from sqlalchemy import Engine
 
 from ledger_engine.apps.bank.ledger import build_ledger
 from ledger_engine.store.database import connect, ledger_url
 from tests.support.database import single_value
+from tests.support.page_layout import chromium
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PIPELINE = "ledger_pipeline"
-CHROMIUM = Path("/usr/bin/chromium")
 MARKER = "_LEDGER_STACK"
 START_TIMEOUT = 300  # seconds, for the stack to say it is ready
 RUN_TIMEOUT = 300  # for a DAG run of a few tens of events to end
@@ -292,14 +292,8 @@ def fetch(
 @contextlib.contextmanager
 def chromium_page() -> Iterator[Page]:
     """A page of headless Chromium (Debian's; Playwright drives it, downloads nothing)."""
-    if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (scripts/test.sh does)")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
-        try:
-            yield browser.new_page(viewport={"width": 1280, "height": 900})
-        finally:
-            browser.close()
+    with chromium() as browser:
+        yield browser.new_page(viewport={"width": 1280, "height": 900})
 
 
 def run_badge(page: Page) -> str:
