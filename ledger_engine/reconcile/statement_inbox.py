@@ -15,7 +15,7 @@ read.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 from sqlalchemy import Engine
@@ -42,9 +42,11 @@ def load_statements(
     read, in the order they were taken."""
     outcomes: list[FileOutcome] = []
     for source in sorted(sources.sources.values(), key=lambda s: s.folder):
-        for landed in _new_files(engine, source, inbox_folder(inbox, source)):
-            if isinstance(landed, FileOutcome):  # unreadable: it waits, the run goes on
-                outcome = landed
+        for path in _unseen(engine, source, inbox_folder(inbox, source)):
+            try:
+                landed = _read(source, path)
+            except OSError as failed:  # not recorded: it waits, the run goes on
+                outcome = _unreadable(source, path, failed)
             else:
                 outcome = record_file(
                     engine,
@@ -122,28 +124,24 @@ def _unseen(engine: Engine, source: Source, folder: Path) -> list[Path]:
     return unseen
 
 
-def _new_files(
-    engine: Engine, source: Source, folder: Path
-) -> Iterator[LandedFile | FileOutcome]:
-    """The files of `folder` not landed before, read one at a time; where one cannot be read
-    (taken away meanwhile, no permission), its `UNREADABLE` outcome instead: nothing is
-    recorded of it, so the next run tries it again once the cause is fixed."""
-    for path in _unseen(engine, source, folder):
-        try:
-            modified_ns = path.stat().st_mtime_ns
-            raw = path.read_bytes()
-        except OSError as failed:
-            yield FileOutcome(
-                source.name,
-                path.name,
-                UNREADABLE,
-                file_id=0,
-                entries=0,
-                rejected=0,
-                reason=(
-                    f"cannot be read: {failed.strerror or failed} ({path}); it waits: once it "
-                    "can be read, the next run takes it"
-                ),
-            )
-            continue
-        yield LandedFile(source.name, path.name, raw, modified_ns)
+def _read(source: Source, path: Path) -> LandedFile:
+    """The file at `path`, as it lies in `source`'s folder."""
+    modified_ns = path.stat().st_mtime_ns
+    return LandedFile(source.name, path.name, path.read_bytes(), modified_ns)
+
+
+def _unreadable(source: Source, path: Path, failed: OSError) -> FileOutcome:
+    """The outcome of a file that could not be read (taken away meanwhile, no permission):
+    nothing is recorded of it, so the next run tries it again once the cause is fixed."""
+    return FileOutcome(
+        source.name,
+        path.name,
+        UNREADABLE,
+        file_id=0,
+        entries=0,
+        rejected=0,
+        reason=(
+            f"cannot be read: {failed.strerror or failed} ({path}); it waits: once it can be "
+            "read, the next run takes it"
+        ),
+    )
